@@ -1,0 +1,178 @@
+"""The autodiff engine: the ``Variable`` protocol, ``Context``, topological sort, backprop.
+
+Nothing here knows about Scalars or Tensors: any class that implements ``Variable`` gets
+reverse-mode differentiation. Both the sort and the backward pass are iterative, so graphs
+of any depth work without touching Python's recursion limit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = [
+    "Context",
+    "Variable",
+    "backpropagate",
+    "central_difference",
+    "is_grad_enabled",
+    "no_grad",
+    "topological_sort",
+]
+
+
+def central_difference(
+    f: Callable[..., Any], *vals: Any, arg: int = 0, epsilon: float = 1e-6
+) -> float:
+    r"""Approximate the partial derivative of ``f`` with respect to argument ``arg``.
+
+    .. math:: \partial_i f(x) \approx \frac{f(x + \epsilon e_i) - f(x - \epsilon e_i)}{2\epsilon}
+
+    Args:
+        f: a function of ``len(vals)`` floats returning a float.
+        *vals: the point at which to differentiate.
+        arg: index of the argument to differentiate with respect to.
+        epsilon: half the step of the central difference.
+
+    Raises:
+        IndexError: if ``arg`` does not name one of ``vals``.
+    """
+    if not isinstance(arg, int) or isinstance(arg, bool) or not 0 <= arg < len(vals):
+        raise IndexError(
+            f"central_difference: arg={arg!r} is not an argument index for {len(vals)} value(s)"
+        )
+    up = list(vals)
+    down = list(vals)
+    up[arg] = up[arg] + epsilon
+    down[arg] = down[arg] - epsilon
+    return float((f(*up) - f(*down)) / (2.0 * epsilon))
+
+
+@runtime_checkable
+class Variable(Protocol):
+    """What the engine needs from a node of a computation graph."""
+
+    @property
+    def unique_id(self) -> int:
+        """An id that is unique among the live variables of a graph."""
+        ...
+
+    def is_leaf(self) -> bool:
+        """True for a variable created by the user that wants a derivative."""
+        ...
+
+    def is_constant(self) -> bool:
+        """True for a variable with no history: it gets no derivative."""
+        ...
+
+    @property
+    def parents(self) -> Iterable[Variable]:
+        """The inputs of the function that produced this variable."""
+        ...
+
+    def chain_rule(self, d_output: Any) -> Iterable[tuple[Variable, Any]]:
+        """Return ``(input, d_input)`` for each non-constant input given ``d_output``."""
+        ...
+
+    def accumulate_derivative(self, x: Any) -> None:
+        """Add ``x`` to this leaf's derivative."""
+        ...
+
+
+@dataclass
+class Context:
+    """What a ``Function.forward`` leaves for its ``backward``.
+
+    Attributes:
+        no_grad: True when no backward pass will run, so nothing needs saving.
+        saved_values: the values passed to ``save_for_backward``.
+    """
+
+    no_grad: bool = False
+    saved_values: tuple[Any, ...] = ()
+
+    def save_for_backward(self, *values: Any) -> None:
+        """Store ``values`` for the backward pass (skipped under ``no_grad``)."""
+        if self.no_grad:
+            return
+        self.saved_values = values
+
+    @property
+    def saved_tensors(self) -> tuple[Any, ...]:
+        """PyTorch's name for ``saved_values``."""
+        return self.saved_values
+
+
+_state = threading.local()
+
+
+def is_grad_enabled() -> bool:
+    """Return False inside a ``no_grad()`` block (per thread), True otherwise."""
+    return getattr(_state, "grad_enabled", True)
+
+
+@contextlib.contextmanager
+def no_grad() -> Iterator[None]:
+    """Context manager in which operations record no history (as ``torch.no_grad``)."""
+    previous = is_grad_enabled()
+    _state.grad_enabled = False
+    try:
+        yield
+    finally:
+        _state.grad_enabled = previous
+
+
+def topological_sort(variable: Variable) -> list[Variable]:
+    """Return the non-constant variables that ``variable`` depends on, output first.
+
+    Every variable comes before all of its parents, so derivatives can flow in list order.
+    The walk is an iterative depth-first search.
+    """
+    if variable.is_constant():
+        return []
+    order: list[Variable] = []
+    visited: set[int] = set()
+    # Each stack entry is (variable, parents_pushed): a variable is emitted after its parents.
+    stack: list[tuple[Variable, bool]] = [(variable, False)]
+    while stack:
+        var, expanded = stack.pop()
+        if expanded:
+            order.append(var)
+            continue
+        if var.unique_id in visited:
+            continue
+        visited.add(var.unique_id)
+        stack.append((var, True))
+        if not var.is_leaf():
+            for parent in var.parents:
+                if not parent.is_constant() and parent.unique_id not in visited:
+                    stack.append((parent, False))
+    order.reverse()
+    return order
+
+
+def backpropagate(variable: Variable, deriv: Any) -> None:
+    """Run the backward pass from ``variable`` with output derivative ``deriv``.
+
+    Leaves receive their derivative through ``accumulate_derivative`` (so it adds to
+    what they already hold); intermediate derivatives live only in a local dict.
+    """
+    derivatives: dict[int, Any] = {variable.unique_id: deriv}
+    for var in topological_sort(variable):
+        d = derivatives.pop(var.unique_id, None)
+        if d is None:
+            continue
+        if var.is_leaf():
+            var.accumulate_derivative(d)
+            continue
+        for parent, d_parent in var.chain_rule(d):
+            if parent.is_constant():
+                continue
+            key = parent.unique_id
+            if key in derivatives:
+                derivatives[key] = derivatives[key] + d_parent
+            else:
+                derivatives[key] = d_parent

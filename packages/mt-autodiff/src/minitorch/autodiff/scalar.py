@@ -1,0 +1,429 @@
+"""``Scalar``: a float that records how it was computed, and its differentiable functions."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeAlias
+
+from minitorch import operators
+
+from .core import Context, backpropagate, central_difference, is_grad_enabled
+
+__all__ = [
+    "EQ",
+    "LT",
+    "Add",
+    "Exp",
+    "Inv",
+    "Log",
+    "Mul",
+    "Neg",
+    "ReLU",
+    "Scalar",
+    "ScalarFunction",
+    "ScalarHistory",
+    "ScalarLike",
+    "Sigmoid",
+    "derivative_check",
+]
+
+ScalarLike: TypeAlias = "float | int | Scalar"
+
+
+@dataclass
+class ScalarHistory:
+    """How a Scalar was made: the function, its context and its inputs.
+
+    A leaf (a Scalar the user created) has a history with no function.
+    """
+
+    last_fn: type[ScalarFunction] | None = None
+    ctx: Context | None = None
+    inputs: Sequence[Scalar] = field(default_factory=tuple)
+
+
+class ScalarFunction:
+    """A differentiable function of floats: subclasses define ``forward`` and ``backward``.
+
+    ``forward(ctx, *floats) -> float`` computes the value and may save what ``backward``
+    needs; ``backward(ctx, d_output) -> float | tuple[float, ...]`` returns one derivative
+    per input. ``apply`` wraps both around Scalars and records the history.
+    """
+
+    @staticmethod
+    def forward(ctx: Context, *inputs: float) -> float:
+        """Compute the function on floats."""
+        raise NotImplementedError
+
+    @staticmethod
+    def backward(ctx: Context, d_output: float) -> float | tuple[float, ...]:
+        """Return the derivative with respect to each input."""
+        raise NotImplementedError
+
+    @classmethod
+    def _backward(cls, ctx: Context, d_output: float) -> tuple[float, ...]:
+        d = cls.backward(ctx, d_output)
+        return d if isinstance(d, tuple) else (d,)
+
+    @classmethod
+    def apply(cls, *vals: ScalarLike) -> Scalar:
+        """Apply the function to Scalars (numbers become constants) and record history."""
+        scalars = [v if isinstance(v, Scalar) else Scalar(v, requires_grad=False) for v in vals]
+        need_grad = is_grad_enabled() and any(not s.is_constant() for s in scalars)
+        ctx = Context(no_grad=not need_grad)
+        out = cls.forward(ctx, *(s.data for s in scalars))
+        if not isinstance(out, float):
+            raise TypeError(f"{cls.__name__}.forward returned {type(out).__name__}, not float")
+        history = ScalarHistory(cls, ctx, scalars) if need_grad else None
+        return Scalar(out, history, requires_grad=need_grad)
+
+
+class Scalar:
+    """A float in a computation graph, with a derivative after ``backward()``.
+
+    ``Scalar(2.0)`` is a leaf that wants a derivative (like a tensor created with
+    ``requires_grad=True``); ``Scalar(2.0, requires_grad=False)`` is a constant.
+
+    Attributes:
+        data: the value.
+        history: how it was made (None for a constant).
+        derivative: the accumulated derivative of a leaf after ``backward()``.
+        name: an optional label, used by the visual tools.
+    """
+
+    __slots__ = ("data", "derivative", "history", "name")
+
+    def __init__(
+        self,
+        v: float | int,
+        history: ScalarHistory | None = None,
+        name: str | None = None,
+        *,
+        requires_grad: bool = True,
+    ) -> None:
+        if isinstance(v, Scalar) or not isinstance(v, numbers.Real):
+            raise TypeError(f"Scalar needs a real number, got {type(v).__name__}: {v!r}")
+        self.data = float(v)
+        if history is None and requires_grad:
+            history = ScalarHistory()
+        self.history: ScalarHistory | None = history
+        self.derivative: float | None = None
+        self.name = name
+
+    # The Variable protocol.
+    @property
+    def unique_id(self) -> int:
+        """Identity of this Scalar (``id``), unique among live objects."""
+        return id(self)
+
+    def is_leaf(self) -> bool:
+        """True if the user created this Scalar and it wants a derivative."""
+        return self.history is not None and self.history.last_fn is None
+
+    def is_constant(self) -> bool:
+        """True if this Scalar has no history (it gets no derivative)."""
+        return self.history is None
+
+    @property
+    def parents(self) -> Sequence[Scalar]:
+        """The inputs of the function that made this Scalar."""
+        return () if self.history is None else self.history.inputs
+
+    def chain_rule(self, d_output: float) -> Iterable[tuple[Scalar, float]]:
+        """Return ``(input, d_input)`` for the non-constant inputs of this Scalar's function."""
+        h = self.history
+        if h is None or h.last_fn is None or h.ctx is None:
+            return []
+        grads = h.last_fn._backward(h.ctx, d_output)
+        if len(grads) != len(h.inputs):
+            raise RuntimeError(
+                f"{h.last_fn.__name__}.backward returned {len(grads)} derivative(s) "
+                f"for {len(h.inputs)} input(s)"
+            )
+        return [(x, float(d)) for x, d in zip(h.inputs, grads) if not x.is_constant()]
+
+    def accumulate_derivative(self, x: float) -> None:
+        """Add ``x`` to the derivative of this leaf."""
+        if not self.is_leaf():
+            raise RuntimeError("only leaf Scalars accumulate a derivative")
+        self.derivative = x if self.derivative is None else self.derivative + x
+
+    def requires_grad_(self, requires_grad: bool = True) -> Scalar:
+        """Make this Scalar a leaf that wants a derivative, or a constant; return self."""
+        if requires_grad:
+            if self.history is None:
+                self.history = ScalarHistory()
+        else:
+            self.history = None
+        return self
+
+    @property
+    def requires_grad(self) -> bool:
+        """True unless this Scalar is a constant."""
+        return self.history is not None
+
+    def backward(self, d_output: float = 1.0) -> None:
+        """Backpropagate from this Scalar, filling ``derivative`` on the leaves.
+
+        Raises:
+            RuntimeError: if this Scalar is a constant (nothing to differentiate).
+        """
+        if self.is_constant():
+            raise RuntimeError(
+                "backward() on a constant Scalar: it has no history (made with "
+                "requires_grad=False, under no_grad(), or only from constants)"
+            )
+        backpropagate(self, float(d_output))
+
+    def zero_grad_(self) -> None:
+        """Forget the accumulated derivative."""
+        self.derivative = None
+
+    # Arithmetic.
+    def __add__(self, b: ScalarLike) -> Scalar:
+        return Add.apply(self, b)
+
+    def __radd__(self, b: ScalarLike) -> Scalar:
+        return Add.apply(b, self)
+
+    def __sub__(self, b: ScalarLike) -> Scalar:
+        return Add.apply(self, Neg.apply(b))
+
+    def __rsub__(self, b: ScalarLike) -> Scalar:
+        return Add.apply(b, Neg.apply(self))
+
+    def __mul__(self, b: ScalarLike) -> Scalar:
+        return Mul.apply(self, b)
+
+    def __rmul__(self, b: ScalarLike) -> Scalar:
+        return Mul.apply(b, self)
+
+    def __truediv__(self, b: ScalarLike) -> Scalar:
+        return Mul.apply(self, Inv.apply(b))
+
+    def __rtruediv__(self, b: ScalarLike) -> Scalar:
+        return Mul.apply(b, Inv.apply(self))
+
+    def __neg__(self) -> Scalar:
+        return Neg.apply(self)
+
+    def __lt__(self, b: ScalarLike) -> Scalar:
+        return LT.apply(self, b)
+
+    def __gt__(self, b: ScalarLike) -> Scalar:
+        return LT.apply(b, self)
+
+    def __eq__(self, b: object) -> Scalar:  # type: ignore[override]
+        if not isinstance(b, (Scalar, numbers.Real)):
+            return NotImplemented
+        return EQ.apply(self, b)
+
+    # __eq__ is elementwise, so hash by identity.
+    __hash__ = object.__hash__
+
+    def __bool__(self) -> bool:
+        return bool(self.data)
+
+    def __float__(self) -> float:
+        return self.data
+
+    def log(self) -> Scalar:
+        """Natural log (``-inf`` at 0, NaN below)."""
+        return Log.apply(self)
+
+    def exp(self) -> Scalar:
+        """Exponential."""
+        return Exp.apply(self)
+
+    def sigmoid(self) -> Scalar:
+        """Logistic sigmoid."""
+        return Sigmoid.apply(self)
+
+    def relu(self) -> Scalar:
+        """Rectified linear unit."""
+        return ReLU.apply(self)
+
+    def __repr__(self) -> str:
+        return f"Scalar({self.data})"
+
+
+class Add(ScalarFunction):
+    """``f(x, y) = x + y``."""
+
+    @staticmethod
+    def forward(ctx: Context, a: float, b: float) -> float:  # type: ignore[override]
+        """Add."""
+        return operators.add(a, b)
+
+    @staticmethod
+    def backward(ctx: Context, d_output: float) -> tuple[float, float]:
+        """Both derivatives are 1."""
+        return d_output, d_output
+
+
+class Mul(ScalarFunction):
+    """``f(x, y) = x * y``."""
+
+    @staticmethod
+    def forward(ctx: Context, a: float, b: float) -> float:  # type: ignore[override]
+        """Multiply."""
+        ctx.save_for_backward(a, b)
+        return operators.mul(a, b)
+
+    @staticmethod
+    def backward(ctx: Context, d_output: float) -> tuple[float, float]:
+        """``d/dx = y``, ``d/dy = x``."""
+        a, b = ctx.saved_values
+        return operators.mul(b, d_output), operators.mul(a, d_output)
+
+
+class Inv(ScalarFunction):
+    """``f(x) = 1 / x``."""
+
+    @staticmethod
+    def forward(ctx: Context, a: float) -> float:  # type: ignore[override]
+        """Invert."""
+        ctx.save_for_backward(a)
+        return operators.inv(a)
+
+    @staticmethod
+    def backward(ctx: Context, d_output: float) -> float:
+        """``-d / x**2``."""
+        (a,) = ctx.saved_values
+        return operators.inv_back(a, d_output)
+
+
+class Neg(ScalarFunction):
+    """``f(x) = -x``."""
+
+    @staticmethod
+    def forward(ctx: Context, a: float) -> float:  # type: ignore[override]
+        """Negate."""
+        return operators.neg(a)
+
+    @staticmethod
+    def backward(ctx: Context, d_output: float) -> float:
+        """``-d``."""
+        return operators.neg(d_output)
+
+
+class Sigmoid(ScalarFunction):
+    """``f(x) = 1 / (1 + e^{-x})``."""
+
+    @staticmethod
+    def forward(ctx: Context, a: float) -> float:  # type: ignore[override]
+        """Sigmoid."""
+        s = operators.sigmoid(a)
+        ctx.save_for_backward(s)
+        return s
+
+    @staticmethod
+    def backward(ctx: Context, d_output: float) -> float:
+        """``d * s * (1 - s)`` from the saved output ``s``."""
+        (s,) = ctx.saved_values
+        return d_output * s * (1.0 - s)
+
+
+class ReLU(ScalarFunction):
+    """``f(x) = max(x, 0)``."""
+
+    @staticmethod
+    def forward(ctx: Context, a: float) -> float:  # type: ignore[override]
+        """ReLU."""
+        ctx.save_for_backward(a)
+        return operators.relu(a)
+
+    @staticmethod
+    def backward(ctx: Context, d_output: float) -> float:
+        """``d`` where ``x > 0``, else 0."""
+        (a,) = ctx.saved_values
+        return operators.relu_back(a, d_output)
+
+
+class Log(ScalarFunction):
+    """``f(x) = log(x)``."""
+
+    @staticmethod
+    def forward(ctx: Context, a: float) -> float:  # type: ignore[override]
+        """Log."""
+        ctx.save_for_backward(a)
+        return operators.log(a)
+
+    @staticmethod
+    def backward(ctx: Context, d_output: float) -> float:
+        """``d / x``."""
+        (a,) = ctx.saved_values
+        return operators.log_back(a, d_output)
+
+
+class Exp(ScalarFunction):
+    """``f(x) = e^x``."""
+
+    @staticmethod
+    def forward(ctx: Context, a: float) -> float:  # type: ignore[override]
+        """Exp."""
+        out = operators.exp(a)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, d_output: float) -> float:
+        """``d * e^x`` from the saved output."""
+        (out,) = ctx.saved_values
+        return operators.mul(out, d_output)
+
+
+class LT(ScalarFunction):
+    """``f(x, y) = 1.0 if x < y else 0.0`` (zero derivative)."""
+
+    @staticmethod
+    def forward(ctx: Context, a: float, b: float) -> float:  # type: ignore[override]
+        """Less than."""
+        return operators.lt(a, b)
+
+    @staticmethod
+    def backward(ctx: Context, d_output: float) -> tuple[float, float]:
+        """Zero: a comparison is piecewise constant."""
+        return 0.0, 0.0
+
+
+class EQ(ScalarFunction):
+    """``f(x, y) = 1.0 if x == y else 0.0`` (zero derivative)."""
+
+    @staticmethod
+    def forward(ctx: Context, a: float, b: float) -> float:  # type: ignore[override]
+        """Equal."""
+        return operators.eq(a, b)
+
+    @staticmethod
+    def backward(ctx: Context, d_output: float) -> tuple[float, float]:
+        """Zero: a comparison is piecewise constant."""
+        return 0.0, 0.0
+
+
+def derivative_check(
+    f: Callable[..., Scalar], *scalars: Scalar, rtol: float = 1e-2, atol: float = 1e-2
+) -> None:
+    """Check backprop through ``f`` against central differences at ``scalars``.
+
+    Raises:
+        AssertionError: naming the argument whose derivatives disagree.
+    """
+    leaves = [Scalar(s.data if isinstance(s, Scalar) else s) for s in scalars]
+    out = f(*leaves)
+    out.backward()
+    for i, leaf in enumerate(leaves):
+        expected = central_difference(
+            lambda *xs: f(*(Scalar(x, requires_grad=False) for x in xs)).data,
+            *[x.data for x in leaves],
+            arg=i,
+        )
+        got = 0.0 if leaf.derivative is None else leaf.derivative
+        if not math.isclose(got, expected, rel_tol=rtol, abs_tol=atol):
+            raise AssertionError(
+                f"derivative check failed for {f!r} at {[x.data for x in leaves]}: "
+                f"argument {i} has derivative {got}, central difference gives {expected}"
+            )

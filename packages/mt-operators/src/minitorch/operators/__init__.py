@@ -1,0 +1,66 @@
+"""MiniTorch module 0: scalar operators, functional helpers, modules and toy datasets.
+
+Everything here is plain Python on floats; the higher layers (autodiff, tensors, kernels)
+build on these names.
+"""
+
+from .__about__ import __version__
+from .functional import add_lists, map, neg_list, prod, reduce, sum, zip_with
+from .module import Module, Parameter
+from .scalar import (
+    add,
+    eq,
+    exp,
+    id,
+    inv,
+    inv_back,
+    is_close,
+    log,
+    log_back,
+    lt,
+    max,
+    mul,
+    neg,
+    relu,
+    relu_back,
+    sigmoid,
+    sigmoid_back,
+    sqrt,
+)
+from .testing import MathTest, MathTestVariable
+from .toy_data import Graph, datasets
+
+__all__ = [
+    "Graph",
+    "MathTest",
+    "MathTestVariable",
+    "Module",
+    "Parameter",
+    "__version__",
+    "add",
+    "add_lists",
+    "datasets",
+    "eq",
+    "exp",
+    "id",
+    "inv",
+    "inv_back",
+    "is_close",
+    "log",
+    "log_back",
+    "lt",
+    "map",
+    "max",
+    "mul",
+    "neg",
+    "neg_list",
+    "prod",
+    "reduce",
+    "relu",
+    "relu_back",
+    "sigmoid",
+    "sigmoid_back",
+    "sqrt",
+    "sum",
+    "zip_with",
+]

@@ -1,0 +1,177 @@
+"""``Module`` and ``Parameter``: a tree of named, trainable values.
+
+A ``Module`` records every attribute that is a ``Module`` (a child) or a ``Parameter`` as
+it is assigned, so that ``named_parameters()`` can walk the tree and name each parameter by
+its dotted path (``layer1.weight``), as in PyTorch.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["Module", "Parameter"]
+
+
+class Parameter:
+    """A trainable value held by a ``Module``.
+
+    The value can be anything: a Scalar, a Tensor, a float. If the value supports
+    ``requires_grad_`` it is marked as needing a gradient whenever it is set.
+    """
+
+    def __init__(self, x: Any, name: str | None = None) -> None:
+        self.value = x
+        self.name = name
+        self._mark()
+
+    def _mark(self) -> None:
+        if hasattr(self.value, "requires_grad_"):
+            self.value.requires_grad_(True)
+        if self.name is not None and hasattr(self.value, "name"):
+            self.value.name = self.name
+
+    def update(self, x: Any) -> None:
+        """Replace the value (an optimizer step does this) and mark it as trainable."""
+        self.value = x
+        self._mark()
+
+    def __repr__(self) -> str:
+        return f"Parameter({self.value!r})"
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+class Module:
+    """Base class of every model: a tree of child modules and parameters.
+
+    Subclasses assign children and parameters as attributes in ``__init__`` (after calling
+    ``super().__init__()``) and implement ``forward``; calling the module calls ``forward``.
+
+    Attributes:
+        training: True in training mode (the default), False after ``eval()``.
+    """
+
+    training: bool
+
+    def __init__(self) -> None:
+        self.__dict__["_modules"] = {}
+        self.__dict__["_parameters"] = {}
+        self.__dict__["training"] = True
+
+    def _registries(self) -> tuple[dict[str, Module], dict[str, Parameter]]:
+        try:
+            return self.__dict__["_modules"], self.__dict__["_parameters"]
+        except KeyError:
+            raise AttributeError(
+                f"{type(self).__name__}.__init__ must call super().__init__() before "
+                "assigning attributes"
+            ) from None
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        modules, parameters = self._registries()
+        modules.pop(key, None)
+        parameters.pop(key, None)
+        if isinstance(value, Parameter):
+            if value.name is None:
+                value.name = key
+            parameters[key] = value
+        elif isinstance(value, Module):
+            modules[key] = value
+        else:
+            super().__setattr__(key, value)
+
+    def __getattr__(self, key: str) -> Any:
+        # Only called when normal lookup fails: children and parameters live in registries.
+        d = self.__dict__
+        if "_parameters" in d and key in d["_parameters"]:
+            return d["_parameters"][key]
+        if "_modules" in d and key in d["_modules"]:
+            return d["_modules"][key]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {key!r}")
+
+    def __delattr__(self, key: str) -> None:
+        modules, parameters = self._registries()
+        if key in modules:
+            del modules[key]
+        elif key in parameters:
+            del parameters[key]
+        else:
+            super().__delattr__(key)
+
+    def children(self) -> list[Module]:
+        """Return the direct child modules, in assignment order."""
+        return list(self.__dict__["_modules"].values())
+
+    def named_children(self) -> list[tuple[str, Module]]:
+        """Return ``(name, module)`` for each direct child."""
+        return list(self.__dict__["_modules"].items())
+
+    def modules(self) -> list[Module]:
+        """Return this module and every descendant, depth first (as PyTorch does)."""
+        return [m for _, m in self.named_modules()]
+
+    def named_modules(self, prefix: str = "") -> list[tuple[str, Module]]:
+        """Return ``(dotted_name, module)`` for this module (name ``prefix``) and descendants."""
+        out: list[tuple[str, Module]] = []
+        stack: list[tuple[str, Module]] = [(prefix, self)]
+        while stack:
+            name, module = stack.pop()
+            out.append((name, module))
+            kids = [
+                (f"{name}.{k}" if name else k, m) for k, m in module.__dict__["_modules"].items()
+            ]
+            stack.extend(reversed(kids))
+        return out
+
+    def named_parameters(self) -> list[tuple[str, Parameter]]:
+        """Return ``(dotted_name, parameter)`` for every parameter in the tree.
+
+        Names are dotted paths from this module: ``layer1.weight``.
+        """
+        out: list[tuple[str, Parameter]] = []
+        for prefix, module in self.named_modules():
+            for k, p in module.__dict__["_parameters"].items():
+                out.append((f"{prefix}.{k}" if prefix else k, p))
+        return out
+
+    def parameters(self) -> list[Parameter]:
+        """Return every parameter in the tree."""
+        return [p for _, p in self.named_parameters()]
+
+    def add_parameter(self, k: str, v: Any) -> Parameter:
+        """Wrap ``v`` in a ``Parameter`` named ``k``, register it and return it."""
+        p = Parameter(v, k)
+        self.__setattr__(k, p)
+        return p
+
+    def train(self, mode: bool = True) -> Module:
+        """Put this module and every descendant in training mode; return self."""
+        for m in self.modules():
+            m.__dict__["training"] = mode
+        return self
+
+    def eval(self) -> Module:
+        """Put this module and every descendant in evaluation mode; return self."""
+        return self.train(False)
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        """Compute the module's output; subclasses implement it."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement forward()")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.forward(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        lines = []
+        for key, module in self.__dict__["_modules"].items():
+            body = repr(module).replace("\n", "\n  ")
+            lines.append(f"({key}): {body}")
+        for key, p in self.__dict__["_parameters"].items():
+            shape = getattr(p.value, "shape", None)
+            desc = f"shape={tuple(shape)}" if shape is not None else repr(p.value)
+            lines.append(f"({key}): Parameter({desc})")
+        name = type(self).__name__
+        if not lines:
+            return f"{name}()"
+        return name + "(\n  " + "\n  ".join(lines) + "\n)"

@@ -1,0 +1,154 @@
+"""Scalar operators on Python floats.
+
+Each function calls only :mod:`math` (never another function here), so that the same source
+can be compiled by Numba for the fast and CUDA backends. They follow IEEE-754 float
+behaviour like PyTorch: ``log(0) == -inf``, ``log(-1)`` is NaN, ``inv(0) == inf`` and
+``exp`` overflows to ``inf``; none of them hides an epsilon.
+"""
+
+from __future__ import annotations
+
+import math
+
+__all__ = [
+    "add",
+    "eq",
+    "exp",
+    "id",
+    "inv",
+    "inv_back",
+    "is_close",
+    "log",
+    "log_back",
+    "lt",
+    "max",
+    "mul",
+    "neg",
+    "relu",
+    "relu_back",
+    "sigmoid",
+    "sigmoid_back",
+    "sqrt",
+]
+
+# exp(x) is finite exactly when x <= log(DBL_MAX).
+_EXP_MAX = 709.782712893384
+
+
+def mul(x: float, y: float) -> float:
+    """Return ``x * y``."""
+    return x * y
+
+
+def id(x: float) -> float:  # noqa: A001 - the course's name
+    """Return ``x`` unchanged."""
+    return x
+
+
+def add(x: float, y: float) -> float:
+    """Return ``x + y``."""
+    return x + y
+
+
+def neg(x: float) -> float:
+    """Return ``-x``."""
+    return -x
+
+
+def lt(x: float, y: float) -> float:
+    """Return 1.0 if ``x < y`` else 0.0."""
+    return 1.0 if x < y else 0.0
+
+
+def eq(x: float, y: float) -> float:
+    """Return 1.0 if ``x == y`` else 0.0."""
+    return 1.0 if x == y else 0.0
+
+
+def max(x: float, y: float) -> float:  # noqa: A001 - the course's name
+    """Return the larger of ``x`` and ``y`` (``x`` when they are equal)."""
+    return x if x >= y else y
+
+
+def is_close(x: float, y: float) -> float:
+    """Return 1.0 if ``|x - y| < 1e-2`` else 0.0 (the course's tolerance)."""
+    return 1.0 if abs(x - y) < 1e-2 else 0.0
+
+
+def sigmoid(x: float) -> float:
+    r"""Return the logistic function :math:`\sigma(x) = 1 / (1 + e^{-x})`.
+
+    Computed as :math:`e^x / (1 + e^x)` for negative ``x`` so that it never overflows.
+    """
+    if x >= 0.0:
+        return 1.0 / (1.0 + math.exp(-x))
+    z = math.exp(x)
+    return z / (1.0 + z)
+
+
+def relu(x: float) -> float:
+    """Return ``x`` if ``x > 0`` else 0.0 (NaN stays NaN)."""
+    if x > 0.0:
+        return x
+    if x != x:
+        return x
+    return 0.0
+
+
+def log(x: float) -> float:
+    """Return the natural logarithm: ``-inf`` at 0 and NaN for negative ``x``."""
+    if x > 0.0:
+        return math.log(x)
+    if x == 0.0:
+        return -math.inf
+    return math.nan
+
+
+def exp(x: float) -> float:
+    """Return ``e**x``, ``inf`` when it overflows."""
+    if x > _EXP_MAX:
+        return math.inf
+    return math.exp(x)
+
+
+def sqrt(x: float) -> float:
+    """Return the square root of ``x``, NaN for negative ``x``."""
+    if x >= 0.0:
+        return math.sqrt(x)
+    return math.nan
+
+
+def inv(x: float) -> float:
+    """Return ``1 / x``; ``±inf`` at ``±0`` like IEEE division."""
+    if x == 0.0:
+        return math.copysign(math.inf, x)
+    return 1.0 / x
+
+
+def log_back(x: float, d: float) -> float:
+    r"""Return ``d * d/dx log(x) = d / x``."""
+    if x == 0.0:
+        return math.copysign(math.inf, x) * d
+    return d / x
+
+
+def inv_back(x: float, d: float) -> float:
+    r"""Return ``d * d/dx (1/x) = -d / x**2``."""
+    if x == 0.0:
+        return -math.inf * d
+    return -d / (x * x)
+
+
+def relu_back(x: float, d: float) -> float:
+    """Return ``d`` if ``x > 0`` else 0.0 (the derivative of relu is 0 at 0, as in PyTorch)."""
+    return d if x > 0.0 else 0.0
+
+
+def sigmoid_back(x: float, d: float) -> float:
+    r"""Return ``d * sigma(x) * (1 - sigma(x))``."""
+    if x >= 0.0:
+        s = 1.0 / (1.0 + math.exp(-x))
+    else:
+        z = math.exp(x)
+        s = z / (1.0 + z)
+    return d * s * (1.0 - s)
