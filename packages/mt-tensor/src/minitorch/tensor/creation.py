@@ -1,0 +1,174 @@
+"""Making tensors (``tensor``, ``zeros``, ``ones``, ``rand``, ``from_numpy``) and checking
+gradients (``grad_central_difference``, ``grad_check``)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from math import prod
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .tensor import Tensor
+from .tensor_data import TensorData, UserShape, _check_shape, flatten_nested
+from .tensor_ops import SimpleBackend, TensorBackend
+
+__all__ = [
+    "from_numpy",
+    "grad_central_difference",
+    "grad_check",
+    "ones",
+    "rand",
+    "tensor",
+    "zeros",
+]
+
+
+def _shape(shape: Any) -> tuple[int, ...]:
+    if isinstance(shape, int):
+        return (shape,)
+    return _check_shape(shape)
+
+
+def _make(values: npt.NDArray[np.float64], shape: tuple[int, ...], backend: TensorBackend,
+          requires_grad: bool) -> Tensor:
+    storage = backend.ops.storage_from_numpy(values)
+    t = Tensor(TensorData(storage, shape), backend=backend)
+    return t.requires_grad_(requires_grad) if requires_grad else t
+
+
+def tensor(
+    ls: Any, backend: TensorBackend = SimpleBackend, requires_grad: bool = False
+) -> Tensor:
+    """Make a tensor from a number or a nested list of numbers.
+
+    ``tensor([[1, 2], [3, 4]])`` has shape ``(2, 2)``; a plain number gives shape ``(1,)``.
+
+    Raises:
+        ValueError: for a ragged list.
+        TypeError: for an element that is not a number.
+    """
+    values, shape = flatten_nested(ls)
+    if shape == ():
+        shape = (1,)
+    return _make(np.array(values, dtype=np.float64), shape, backend, requires_grad)
+
+
+def zeros(
+    shape: UserShape | int, backend: TensorBackend = SimpleBackend, requires_grad: bool = False
+) -> Tensor:
+    """Make a tensor of zeros."""
+    s = _shape(shape)
+    return _make(np.zeros(prod(s)), s, backend, requires_grad)
+
+
+def ones(
+    shape: UserShape | int, backend: TensorBackend = SimpleBackend, requires_grad: bool = False
+) -> Tensor:
+    """Make a tensor of ones."""
+    s = _shape(shape)
+    return _make(np.ones(prod(s)), s, backend, requires_grad)
+
+
+def rand(
+    shape: UserShape | int,
+    backend: TensorBackend = SimpleBackend,
+    requires_grad: bool = False,
+    seed: int | np.random.Generator | None = None,
+) -> Tensor:
+    """Make a tensor of uniform random values in ``[0, 1)``.
+
+    Args:
+        shape: the shape.
+        backend: where the tensor lives.
+        requires_grad: make it a leaf that accumulates a gradient.
+        seed: an int or a ``numpy.random.Generator`` for reproducible values; the global
+            random state is never touched.
+    """
+    s = _shape(shape)
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    return _make(rng.random(prod(s)), s, backend, requires_grad)
+
+
+def from_numpy(
+    array: npt.ArrayLike, backend: TensorBackend = SimpleBackend, requires_grad: bool = False
+) -> Tensor:
+    """Make a tensor from a numpy array.
+
+    A C-contiguous float64 array on a host backend is shared, not copied (changes to one show
+    in the other, as with ``torch.from_numpy``); anything else is converted.
+    """
+    arr = np.asarray(array)
+    if arr.dtype != np.float64:
+        arr = arr.astype(np.float64)
+    shape = arr.shape if arr.ndim else (1,)
+    if not arr.flags.c_contiguous:
+        arr = np.ascontiguousarray(arr)
+    return _make(arr.reshape(-1), tuple(shape), backend, requires_grad)
+
+
+def grad_central_difference(
+    f: Callable[..., Tensor],
+    *vals: Tensor,
+    arg: int = 0,
+    epsilon: float = 1e-6,
+    ind: Sequence[int] = (),
+) -> float:
+    """Central-difference estimate of ``d f(*vals).sum() / d vals[arg][ind]``."""
+    x = vals[arg]
+    base = np.array(x.to_numpy(), dtype=np.float64)
+    up, down = base.copy(), base.copy()
+    up[tuple(ind)] += epsilon
+    down[tuple(ind)] -= epsilon
+
+    def value(arr: npt.NDArray[np.float64]) -> float:
+        args = list(vals)
+        args[arg] = from_numpy(arr, backend=x.backend)
+        return f(*args).sum().item()
+
+    return (value(up) - value(down)) / (2.0 * epsilon)
+
+
+def grad_check(
+    f: Callable[..., Tensor],
+    *vals: Tensor,
+    rtol: float = 1e-2,
+    atol: float = 1e-2,
+    samples: int | None = 5,
+    seed: int = 0,
+) -> None:
+    """Check backprop through ``f`` (its output summed) against central differences.
+
+    Args:
+        f: a function of tensors returning a tensor.
+        *vals: the inputs; they are made leaves that require gradients.
+        rtol: relative tolerance.
+        atol: absolute tolerance.
+        samples: how many random entries of each input to check (None: every entry).
+        seed: seed for picking the entries.
+
+    Raises:
+        AssertionError: naming the input and index whose gradient disagrees.
+    """
+    leaves = [v.detach().requires_grad_(True) for v in vals]
+    out = f(*leaves)
+    out.sum().backward()
+    rng = random.Random(seed)
+    for i, x in enumerate(leaves):
+        grad = x.grad
+        if grad is None:
+            raise AssertionError(f"input {i} of {f!r} received no gradient")
+        got_all = grad.to_numpy()
+        indices = list(x._tensor.indices())
+        if samples is not None and len(indices) > samples:
+            indices = rng.sample(indices, samples)
+        for ind in indices:
+            expected = grad_central_difference(f, *leaves, arg=i, ind=ind)
+            got = float(got_all[ind])
+            if not np.isclose(got, expected, rtol=rtol, atol=atol):
+                raise AssertionError(
+                    f"gradient check failed for {f!r}: input {i} index {ind}: backprop "
+                    f"gives {got}, central difference gives {expected}"
+                )

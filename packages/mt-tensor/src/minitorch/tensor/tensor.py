@@ -1,0 +1,880 @@
+"""``Tensor``: an n-dimensional array on a backend that records how it was computed.
+
+Every operation is a ``Function`` with a ``forward`` written with the backend's primitives
+and a ``backward`` that returns one gradient per tensor input. Shapes, dims and permutation
+orders are plain Python values passed to ``apply`` alongside the tensors; they get no
+gradient. Gradients of broadcast inputs are summed back to each input's shape in
+``chain_rule``, once, for every function.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from math import prod
+from typing import Any, TypeAlias
+
+import numpy as np
+import numpy.typing as npt
+
+from minitorch.autodiff import Context, backpropagate, is_grad_enabled, no_grad
+
+from .tensor_data import IndexingError, Storage, TensorData, UserShape, shape_broadcast
+from .tensor_ops import SimpleBackend, TensorBackend
+
+__all__ = [
+    "EQ",
+    "GT",
+    "LT",
+    "Add",
+    "All",
+    "Copy",
+    "Exp",
+    "Function",
+    "History",
+    "Inv",
+    "IsClose",
+    "Log",
+    "MatMul",
+    "Mean",
+    "Mul",
+    "Neg",
+    "Permute",
+    "ReLU",
+    "Sigmoid",
+    "Sqrt",
+    "Sum",
+    "Tensor",
+    "TensorLike",
+    "View",
+]
+
+TensorLike: TypeAlias = "float | int | Tensor"
+
+
+@dataclass
+class History:
+    """How a Tensor was made: the function, its context and its tensor inputs.
+
+    A leaf (a tensor that requires a gradient) has a history with no function.
+    """
+
+    last_fn: type[Function] | None = None
+    ctx: Context | None = None
+    inputs: Sequence[Tensor] = field(default_factory=tuple)
+
+
+class Tensor:
+    """An n-dimensional array of float64 on a backend, with reverse-mode autodiff.
+
+    Create tensors with ``minitorch.tensor.tensor``, ``zeros``, ``ones``, ``rand`` or
+    ``from_numpy`` rather than this constructor.
+
+    Attributes:
+        backend: the ``TensorBackend`` whose kernels compute on this tensor.
+        history: how the tensor was made (None for a constant).
+        grad: the accumulated gradient of a leaf after ``backward()``.
+        name: an optional label.
+    """
+
+    __slots__ = ("_tensor", "backend", "grad", "history", "name")
+
+    def __init__(
+        self,
+        v: TensorData,
+        back: History | None = None,
+        name: str | None = None,
+        backend: TensorBackend | None = None,
+    ) -> None:
+        self._tensor = v
+        self.history = back
+        self.backend = backend if backend is not None else SimpleBackend
+        self.grad: Tensor | None = None
+        self.name = name
+        if not self.backend.ops.is_storage(v.storage):
+            raise TypeError(
+                f"storage of type {type(v.storage).__name__} does not belong to backend "
+                f"{self.backend.name}; move tensors with .to(backend)"
+            )
+
+    # ------------------------------------------------------------------ construction
+    @staticmethod
+    def make(
+        storage: Storage | Sequence[float],
+        shape: UserShape,
+        strides: UserShape | None = None,
+        backend: TensorBackend | None = None,
+    ) -> Tensor:
+        """Make a constant tensor from a storage buffer (or a flat list), shape and strides."""
+        backend = backend if backend is not None else SimpleBackend
+        if isinstance(storage, (list, tuple)):
+            storage = backend.ops.storage_from_numpy(np.asarray(storage, dtype=np.float64))
+        return Tensor(TensorData(storage, shape, strides), backend=backend)
+
+    def zeros(self, shape: UserShape | None = None) -> Tensor:
+        """Return a constant zero tensor on this tensor's backend (default: same shape)."""
+        shape = self.shape if shape is None else tuple(shape)
+        size = prod(shape)
+        return Tensor(
+            TensorData(self.backend.ops.storage_zeros(size), shape), backend=self.backend
+        )
+
+    def tuple(self) -> tuple[Storage, Any, Any]:
+        """Return ``(storage, shape, strides)`` for kernels."""
+        return self._tensor.tuple()
+
+    def _new(self, td: TensorData) -> Tensor:
+        return Tensor(td, backend=self.backend)
+
+    def _ensure_tensor(self, b: TensorLike) -> Tensor:
+        if isinstance(b, Tensor):
+            if b.backend is not self.backend:
+                raise ValueError(
+                    f"operands live on different backends ({self.backend.name} and "
+                    f"{b.backend.name}); move one with .to(backend)"
+                )
+            return b
+        if isinstance(b, numbers.Real):
+            return Tensor.make([float(b)], (1,), backend=self.backend)
+        raise TypeError(f"cannot combine a Tensor with {type(b).__name__}")
+
+    def to(self, backend: TensorBackend) -> Tensor:
+        """Return a copy of this tensor's values on ``backend`` (self if already there).
+
+        The copy is a constant: history does not cross backends.
+        """
+        if backend is self.backend:
+            return self
+        host = np.ascontiguousarray(self.to_numpy()).reshape(-1)
+        storage = backend.ops.storage_from_numpy(host.copy())
+        return Tensor(TensorData(storage, self.shape), backend=backend)
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The size of each dimension."""
+        return self._tensor.shape
+
+    @property
+    def size(self) -> int:
+        """The number of elements."""
+        return self._tensor.size
+
+    @property
+    def dims(self) -> int:
+        """The number of dimensions."""
+        return self._tensor.dims
+
+    @property
+    def requires_grad(self) -> bool:
+        """True if gradients flow to or through this tensor."""
+        return self.history is not None
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Make this tensor a leaf that accumulates a gradient (or a constant); return self."""
+        if requires_grad:
+            if self.history is None:
+                self.history = History()
+        else:
+            if self.history is not None and self.history.last_fn is not None:
+                raise RuntimeError(
+                    "requires_grad_(False) on a non-leaf tensor; use .detach() instead"
+                )
+            self.history = None
+        return self
+
+    def detach(self) -> Tensor:
+        """Return a constant tensor sharing this tensor's storage."""
+        return Tensor(self._tensor, backend=self.backend)
+
+    # ------------------------------------------------------------------ the Variable protocol
+    @property
+    def unique_id(self) -> int:
+        """Identity of this tensor (``id``), unique among live objects."""
+        return id(self)
+
+    def is_leaf(self) -> bool:
+        """True for a tensor created by the user that wants a gradient."""
+        return self.history is not None and self.history.last_fn is None
+
+    def is_constant(self) -> bool:
+        """True if this tensor has no history (it gets no gradient)."""
+        return self.history is None
+
+    @property
+    def parents(self) -> Sequence[Tensor]:
+        """The tensor inputs of the function that made this tensor."""
+        return () if self.history is None else self.history.inputs
+
+    def chain_rule(self, d_output: Tensor) -> Iterable[tuple[Tensor, Tensor]]:
+        """Return ``(input, gradient)`` for each non-constant input, summed to its shape."""
+        h = self.history
+        if h is None or h.last_fn is None or h.ctx is None:
+            return []
+        grads = h.last_fn._backward(h.ctx, d_output)
+        if len(grads) != len(h.inputs):
+            raise RuntimeError(
+                f"{h.last_fn.__name__}.backward returned {len(grads)} gradient(s) "
+                f"for {len(h.inputs)} tensor input(s)"
+            )
+        return [
+            (x, x._reduce_to_shape(g)) for x, g in zip(h.inputs, grads) if not x.is_constant()
+        ]
+
+    def accumulate_derivative(self, x: Tensor) -> None:
+        """Add ``x`` to this leaf's ``grad``."""
+        if not self.is_leaf():
+            raise RuntimeError("only leaf tensors accumulate a gradient")
+        if x.shape != self.shape:
+            x = self._reduce_to_shape(x)
+        self.grad = x if self.grad is None else self.backend.add_zip(self.grad, x)
+
+    def _reduce_to_shape(self, grad: Tensor) -> Tensor:
+        """Sum a gradient of a broadcast shape back to this tensor's shape."""
+        if grad.shape == self.shape:
+            return grad
+        shape_broadcast(self.shape, grad.shape)  # raises if they are unrelated
+        extra = grad.dims - self.dims
+        if extra < 0:
+            if grad.size != self.size:
+                raise RuntimeError(f"gradient of shape {grad.shape} does not fit {self.shape}")
+            return grad.contiguous().view(*self.shape)
+        out = grad
+        for dim in range(grad.dims):
+            own = self.shape[dim - extra] if dim >= extra else 1
+            if own == 1 and grad.shape[dim] != 1:
+                out = self.backend.add_reduce(out, dim)
+        if out.size != self.size:
+            raise RuntimeError(f"gradient of shape {grad.shape} does not fit {self.shape}")
+        return out.contiguous().view(*self.shape) if out.shape != self.shape else out
+
+    def _broadcast_to(self, shape: UserShape) -> Tensor:
+        """Return a contiguous constant copy of this tensor broadcast to ``shape``."""
+        return self.backend.id_map(self, self.zeros(tuple(shape)))
+
+    def backward(self, grad_output: Tensor | float | None = None) -> None:
+        """Backpropagate from this tensor, accumulating into the leaves' ``grad``.
+
+        Args:
+            grad_output: the gradient of the final result with respect to this tensor;
+                may be omitted only for a one-element tensor (it is then 1).
+
+        Raises:
+            RuntimeError: on a constant tensor, or on a tensor of more than one element
+                without ``grad_output``.
+        """
+        if self.is_constant():
+            raise RuntimeError(
+                "backward() on a tensor that does not require grad (no history): create "
+                "inputs with requires_grad=True"
+            )
+        if grad_output is None:
+            if self.size != 1:
+                raise RuntimeError(
+                    f"backward() on a tensor of shape {self.shape} needs a gradient argument;"
+                    " gradients can be created implicitly only for one-element outputs"
+                )
+            grad = Tensor.make([1.0], self.shape, backend=self.backend)
+        else:
+            grad = self._ensure_tensor(grad_output)
+            if grad.shape != self.shape:
+                grad = grad._broadcast_to(self.shape)
+        backpropagate(self, grad)
+
+    def zero_grad_(self) -> None:
+        """Forget the accumulated gradient."""
+        self.grad = None
+
+    # ------------------------------------------------------------------ operators
+    def __add__(self, b: TensorLike) -> Tensor:
+        return Add.apply(self, self._ensure_tensor(b))
+
+    def __radd__(self, b: TensorLike) -> Tensor:
+        return Add.apply(self._ensure_tensor(b), self)
+
+    def __sub__(self, b: TensorLike) -> Tensor:
+        return Add.apply(self, Neg.apply(self._ensure_tensor(b)))
+
+    def __rsub__(self, b: TensorLike) -> Tensor:
+        return Add.apply(self._ensure_tensor(b), Neg.apply(self))
+
+    def __mul__(self, b: TensorLike) -> Tensor:
+        return Mul.apply(self, self._ensure_tensor(b))
+
+    def __rmul__(self, b: TensorLike) -> Tensor:
+        return Mul.apply(self._ensure_tensor(b), self)
+
+    def __truediv__(self, b: TensorLike) -> Tensor:
+        return Mul.apply(self, Inv.apply(self._ensure_tensor(b)))
+
+    def __rtruediv__(self, b: TensorLike) -> Tensor:
+        return Mul.apply(self._ensure_tensor(b), Inv.apply(self))
+
+    def __matmul__(self, b: Tensor) -> Tensor:
+        return MatMul.apply(self, self._ensure_tensor(b))
+
+    def __neg__(self) -> Tensor:
+        return Neg.apply(self)
+
+    def __lt__(self, b: TensorLike) -> Tensor:
+        return LT.apply(self, self._ensure_tensor(b))
+
+    def __gt__(self, b: TensorLike) -> Tensor:
+        return GT.apply(self, self._ensure_tensor(b))
+
+    def __eq__(self, b: object) -> Tensor:  # type: ignore[override]
+        if not isinstance(b, (Tensor, numbers.Real)):
+            return NotImplemented
+        return EQ.apply(self, self._ensure_tensor(b))
+
+    # __eq__ is elementwise, so hash by identity.
+    __hash__ = object.__hash__
+
+    def __bool__(self) -> bool:
+        if self.size != 1:
+            raise RuntimeError(
+                f"the truth value of a tensor of shape {self.shape} is ambiguous; use .all()"
+            )
+        return bool(self.item())
+
+    def __float__(self) -> float:
+        return self.item()
+
+    def __len__(self) -> int:
+        if self.dims == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    # ------------------------------------------------------------------ math
+    def sigmoid(self) -> Tensor:
+        """Elementwise logistic sigmoid."""
+        return Sigmoid.apply(self)
+
+    def relu(self) -> Tensor:
+        """Elementwise rectified linear unit."""
+        return ReLU.apply(self)
+
+    def log(self) -> Tensor:
+        """Elementwise natural log (``-inf`` at 0, NaN below, as PyTorch)."""
+        return Log.apply(self)
+
+    def exp(self) -> Tensor:
+        """Elementwise exponential."""
+        return Exp.apply(self)
+
+    def sqrt(self) -> Tensor:
+        """Elementwise square root (NaN below 0)."""
+        return Sqrt.apply(self)
+
+    def _dim(self, dim: int) -> int:
+        if not isinstance(dim, int) or isinstance(dim, bool):
+            raise IndexingError(f"dim must be an int, got {dim!r}")
+        if not -self.dims <= dim < self.dims:
+            raise IndexingError(f"dim {dim} is out of range for a tensor of shape {self.shape}")
+        return dim % self.dims
+
+    def sum(self, dim: int | None = None) -> Tensor:
+        """Sum over ``dim`` (kept with size 1), or over everything (shape ``(1,)``)."""
+        return Sum.apply(self, None if dim is None else self._dim(dim))
+
+    def mean(self, dim: int | None = None) -> Tensor:
+        """Mean over ``dim`` (kept with size 1), or over everything (shape ``(1,)``)."""
+        return Mean.apply(self, None if dim is None else self._dim(dim))
+
+    def all(self, dim: int | None = None) -> Tensor:
+        """1.0 where every element over ``dim`` (or everything) is non-zero, else 0.0."""
+        return All.apply(self, None if dim is None else self._dim(dim))
+
+    def is_close(self, b: TensorLike) -> Tensor:
+        """1.0 where ``|self - b| < 1e-2``, elementwise."""
+        return IsClose.apply(self, self._ensure_tensor(b))
+
+    def permute(self, *order: int) -> Tensor:
+        """Return a view with dimensions reordered (``t.permute(1, 0)`` transposes)."""
+        if len(order) == 1 and isinstance(order[0], (tuple, list)):
+            order = tuple(order[0])
+        return Permute.apply(self, tuple(order))
+
+    @property
+    def T(self) -> Tensor:
+        """The transpose of a 2-D tensor."""
+        if self.dims != 2:
+            raise IndexingError(f".T needs a 2-D tensor, got shape {self.shape}")
+        return self.permute(1, 0)
+
+    def view(self, *shape: int) -> Tensor:
+        """Return a view with a new shape (one entry may be -1); needs a contiguous tensor.
+
+        Raises:
+            RuntimeError: if the tensor is not contiguous (call ``.contiguous()`` first).
+            IndexingError: if the new shape has a different number of elements.
+        """
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        return View.apply(self, _resolve_shape(tuple(int(s) for s in shape), self.shape))
+
+    def contiguous(self) -> Tensor:
+        """Return this tensor if contiguous, else a contiguous copy."""
+        if self._tensor.is_contiguous():
+            return self
+        return Copy.apply(self)
+
+    def is_contiguous(self) -> bool:
+        """True if the storage is laid out row-major for the shape."""
+        return self._tensor.is_contiguous()
+
+    def zero_(self) -> Tensor:
+        """Fill with zeros in place (a constant's values only); return self."""
+        fresh = self.zeros(self.shape)
+        self.backend.id_map(fresh, self)
+        return self
+
+    # ------------------------------------------------------------------ reading values
+    def item(self) -> float:
+        """Return the single value of a one-element tensor.
+
+        Raises:
+            RuntimeError: if the tensor has more than one element.
+        """
+        if self.size != 1:
+            raise RuntimeError(f"item() needs a one-element tensor, got shape {self.shape}")
+        return float(self._tensor.storage[self._tensor.index((0,) * self.dims)])
+
+    def __getitem__(self, key: int | Sequence[int]) -> float:
+        key = (key,) if isinstance(key, (int, np.integer)) else tuple(key)
+        return self._tensor.get(key)
+
+    def __setitem__(self, key: int | Sequence[int], val: float) -> None:
+        key = (key,) if isinstance(key, (int, np.integer)) else tuple(key)
+        self._tensor.set(key, float(val))
+
+    def to_numpy(self) -> npt.NDArray[np.float64]:
+        """Return the values as a numpy array: a view (no copy) for host storage."""
+        storage = self._tensor.storage
+        if isinstance(storage, np.ndarray):
+            return self._tensor.to_numpy()
+        host = self.backend.ops.storage_to_numpy(storage)
+        return TensorData(host, self.shape, self._tensor.strides).to_numpy().copy()
+
+    def __repr__(self) -> str:
+        body = self._tensor.to_string(self.to_numpy())
+        extra = ""
+        if self.backend is not SimpleBackend:
+            extra += f", backend={self.backend.name}"
+        if self.requires_grad:
+            extra += ", requires_grad=True" if self.is_leaf() else ""
+            if self.history is not None and self.history.last_fn is not None:
+                extra += f", grad_fn={self.history.last_fn.__name__}"
+        return f"tensor({body}{extra})"
+
+
+def _resolve_shape(shape: tuple[int, ...], old: tuple[int, ...]) -> tuple[int, ...]:
+    size = prod(old)
+    if shape.count(-1) > 1:
+        raise IndexingError(f"view shape {shape} has more than one -1")
+    if -1 in shape:
+        rest = prod(s for s in shape if s != -1)
+        if rest == 0 or size % rest:
+            raise IndexingError(f"cannot view a tensor of shape {old} as {shape}")
+        shape = tuple(size // rest if s == -1 else s for s in shape)
+    if any(s < 0 for s in shape) or prod(shape) != size:
+        raise IndexingError(
+            f"cannot view a tensor of shape {old} ({size} elements) as {shape} "
+            f"({prod(shape)} elements)"
+        )
+    return shape
+
+
+# ======================================================================================
+# Functions
+
+
+class Function:
+    """A differentiable operation on Tensors.
+
+    Subclasses define ``forward(ctx, *args)`` with the backend primitives (``t.backend``)
+    and ``backward(ctx, grad_output)`` returning one gradient per *tensor* argument, in
+    order. Non-tensor arguments (dims, shapes, orders) are passed to ``forward`` as they are.
+    """
+
+    @staticmethod
+    def forward(ctx: Context, *args: Any) -> Tensor:
+        """Compute the output (a constant tensor)."""
+        raise NotImplementedError
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> Tensor | tuple[Tensor, ...]:
+        """Return the gradient of each tensor input."""
+        raise NotImplementedError
+
+    @classmethod
+    def _backward(cls, ctx: Context, grad_output: Tensor) -> tuple[Tensor, ...]:
+        g = cls.backward(ctx, grad_output)
+        return g if isinstance(g, tuple) else (g,)
+
+    @classmethod
+    def apply(cls, *vals: Any) -> Tensor:
+        """Run ``forward`` and, if any tensor input needs a gradient, record the history."""
+        tensors = [v for v in vals if isinstance(v, Tensor)]
+        first = tensors[0].backend
+        for t in tensors[1:]:
+            if t.backend is not first:
+                raise ValueError(
+                    f"{cls.__name__}: inputs live on different backends ({first.name} and "
+                    f"{t.backend.name}); move one with .to(backend)"
+                )
+        need_grad = is_grad_enabled() and any(t.history is not None for t in tensors)
+        ctx = Context(no_grad=not need_grad)
+        if need_grad:
+            with no_grad():
+                out = cls.forward(ctx, *vals)
+            out.history = History(cls, ctx, tensors)
+        else:
+            out = cls.forward(ctx, *vals)
+        return out
+
+
+class Neg(Function):
+    """``-a``."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor) -> Tensor:  # type: ignore[override]
+        """Negate."""
+        return a.backend.neg_map(a)
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
+        """``-g``."""
+        return grad_output.backend.neg_map(grad_output)
+
+
+class Inv(Function):
+    """``1 / a``."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor) -> Tensor:  # type: ignore[override]
+        """Invert."""
+        ctx.save_for_backward(a)
+        return a.backend.inv_map(a)
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
+        """``-g / a**2``."""
+        (a,) = ctx.saved_values
+        return a.backend.inv_back_zip(a, grad_output)
+
+
+class Add(Function):
+    """``a + b``."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:  # type: ignore[override]
+        """Add."""
+        return a.backend.add_zip(a, b)
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> tuple[Tensor, Tensor]:
+        """``g``, ``g``."""
+        return grad_output, grad_output
+
+
+class Mul(Function):
+    """``a * b``."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:  # type: ignore[override]
+        """Multiply."""
+        ctx.save_for_backward(a, b)
+        return a.backend.mul_zip(a, b)
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> tuple[Tensor, Tensor]:
+        """``g * b``, ``g * a``."""
+        a, b = ctx.saved_values
+        f = grad_output.backend
+        return f.mul_zip(grad_output, b), f.mul_zip(grad_output, a)
+
+
+class Sigmoid(Function):
+    """Elementwise logistic sigmoid."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor) -> Tensor:  # type: ignore[override]
+        """Sigmoid."""
+        ctx.save_for_backward(a)
+        return a.backend.sigmoid_map(a)
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
+        """``g * s * (1 - s)``."""
+        (a,) = ctx.saved_values
+        return a.backend.sigmoid_back_zip(a, grad_output)
+
+
+class ReLU(Function):
+    """Elementwise ``max(a, 0)``."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor) -> Tensor:  # type: ignore[override]
+        """ReLU."""
+        ctx.save_for_backward(a)
+        return a.backend.relu_map(a)
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
+        """``g`` where ``a > 0``."""
+        (a,) = ctx.saved_values
+        return a.backend.relu_back_zip(a, grad_output)
+
+
+class Log(Function):
+    """Elementwise natural log."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor) -> Tensor:  # type: ignore[override]
+        """Log."""
+        ctx.save_for_backward(a)
+        return a.backend.log_map(a)
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
+        """``g / a``."""
+        (a,) = ctx.saved_values
+        return a.backend.log_back_zip(a, grad_output)
+
+
+class Exp(Function):
+    """Elementwise exponential."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor) -> Tensor:  # type: ignore[override]
+        """Exp."""
+        out = a.backend.exp_map(a)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
+        """``g * exp(a)``."""
+        (out,) = ctx.saved_values
+        return out.backend.mul_zip(grad_output, out)
+
+
+class Sqrt(Function):
+    """Elementwise square root."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor) -> Tensor:  # type: ignore[override]
+        """Square root."""
+        out = a.backend.sqrt_map(a)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
+        """``g / (2 sqrt(a))``."""
+        (out,) = ctx.saved_values
+        f = out.backend
+        half = Tensor.make([0.5], (1,), backend=f)
+        return f.mul_zip(f.mul_zip(grad_output, f.inv_map(out)), half)
+
+
+def _reduce_all(a: Tensor, fn_reduce: Any) -> Tensor:
+    """Reduce every dimension with a backend reduction, giving shape ``(1,)``."""
+    flat = a.contiguous().view(a.size) if a.dims != 1 else a
+    return fn_reduce(flat, 0)
+
+
+class Sum(Function):
+    """Sum over one dimension (kept) or over everything."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, dim: int | None) -> Tensor:  # type: ignore[override]
+        """Sum."""
+        ctx.save_for_backward(a.shape)
+        if dim is None:
+            return _reduce_all(a, a.backend.add_reduce)
+        return a.backend.add_reduce(a, dim)
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
+        """The gradient broadcast back over the summed dimension(s)."""
+        (shape,) = ctx.saved_values
+        if grad_output.shape == (1,) and len(shape) != 1:
+            grad_output = grad_output.view(*([1] * len(shape)))
+        return grad_output._broadcast_to(shape)
+
+
+class Mean(Function):
+    """Mean over one dimension (kept) or over everything."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, dim: int | None) -> Tensor:  # type: ignore[override]
+        """Mean."""
+        n = a.size if dim is None else a.shape[dim]
+        ctx.save_for_backward(a.shape, n)
+        total = _reduce_all(a, a.backend.add_reduce) if dim is None else a.backend.add_reduce(a, dim)
+        scale = Tensor.make([1.0 / n if n else float("nan")], (1,), backend=a.backend)
+        return a.backend.mul_zip(total, scale)
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
+        """The gradient divided by the count, broadcast back."""
+        shape, n = ctx.saved_values
+        f = grad_output.backend
+        if grad_output.shape == (1,) and len(shape) != 1:
+            grad_output = grad_output.view(*([1] * len(shape)))
+        scale = Tensor.make([1.0 / n if n else float("nan")], (1,), backend=f)
+        return f.mul_zip(grad_output._broadcast_to(shape), scale)
+
+
+class All(Function):
+    """1.0 if every element (over ``dim``) is non-zero."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, dim: int | None) -> Tensor:  # type: ignore[override]
+        """All."""
+        ctx.save_for_backward(a.shape)
+        f = a.backend
+        nonzero = f.eq_zip(f.eq_zip(a, a.zeros((1,))), a.zeros((1,)))
+        if dim is None:
+            return _reduce_all(nonzero, f.mul_reduce)
+        return f.mul_reduce(nonzero, dim)
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
+        """Zero: ``all`` is piecewise constant."""
+        (shape,) = ctx.saved_values
+        return grad_output.zeros(shape)
+
+
+class LT(Function):
+    """``a < b`` as 1.0/0.0."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:  # type: ignore[override]
+        """Less than."""
+        ctx.save_for_backward(a.shape, b.shape)
+        return a.backend.lt_zip(a, b)
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> tuple[Tensor, Tensor]:
+        """Zero gradients."""
+        a_shape, b_shape = ctx.saved_values
+        return grad_output.zeros(a_shape), grad_output.zeros(b_shape)
+
+
+class GT(Function):
+    """``a > b`` as 1.0/0.0."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:  # type: ignore[override]
+        """Greater than."""
+        ctx.save_for_backward(a.shape, b.shape)
+        return a.backend.lt_zip(b, a)
+
+    backward = LT.backward
+
+
+class EQ(Function):
+    """``a == b`` as 1.0/0.0."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:  # type: ignore[override]
+        """Equal."""
+        ctx.save_for_backward(a.shape, b.shape)
+        return a.backend.eq_zip(a, b)
+
+    backward = LT.backward
+
+
+class IsClose(Function):
+    """``|a - b| < 1e-2`` as 1.0/0.0 (not differentiable)."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:  # type: ignore[override]
+        """Is close."""
+        ctx.save_for_backward(a.shape, b.shape)
+        return a.backend.is_close_zip(a, b)
+
+    backward = LT.backward
+
+
+class Permute(Function):
+    """Reorder dimensions (a view, no copy)."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, order: tuple[int, ...]) -> Tensor:  # type: ignore[override]
+        """Permute."""
+        ctx.save_for_backward(order)
+        return a._new(a._tensor.permute(*order))
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
+        """Permute back with the inverse order."""
+        (order,) = ctx.saved_values
+        inverse = tuple(sorted(range(len(order)), key=lambda i: order[i]))
+        return grad_output._new(grad_output._tensor.permute(*inverse))
+
+
+class View(Function):
+    """A new shape over the same contiguous storage."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, shape: tuple[int, ...]) -> Tensor:  # type: ignore[override]
+        """View."""
+        if not a._tensor.is_contiguous():
+            raise RuntimeError(
+                f"view() needs a contiguous tensor (shape {a.shape}, strides "
+                f"{a._tensor.strides}); call .contiguous() first"
+            )
+        ctx.save_for_backward(a.shape)
+        return a._new(TensorData(a._tensor.storage, shape))
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
+        """View the gradient back to the input shape."""
+        (shape,) = ctx.saved_values
+        g = grad_output.contiguous()
+        return g._new(TensorData(g._tensor.storage, shape))
+
+
+class Copy(Function):
+    """A contiguous copy."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor) -> Tensor:  # type: ignore[override]
+        """Copy."""
+        return a.backend.id_map(a)
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
+        """``g``."""
+        return grad_output
+
+
+class MatMul(Function):
+    """Batched matrix product with broadcast batch dimensions."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:  # type: ignore[override]
+        """Matrix multiply."""
+        ctx.save_for_backward(a, b)
+        return a.backend.matrix_multiply(a, b)
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> tuple[Tensor, Tensor]:
+        """``g @ b^T`` and ``a^T @ g`` (transposes are views; batches summed back)."""
+        a, b = ctx.saved_values
+        f = grad_output.backend
+        return (
+            f.matrix_multiply(grad_output, _transpose(b)),
+            f.matrix_multiply(_transpose(a), grad_output),
+        )
+
+
+def _transpose(t: Tensor) -> Tensor:
+    order = list(range(t.dims))
+    order[-2], order[-1] = order[-1], order[-2]
+    return t._new(t._tensor.permute(*order))

@@ -1,0 +1,312 @@
+"""Strided storage: how an n-dimensional index maps to a position in a flat buffer.
+
+The index helpers (``index_to_position``, ``to_index``, ``broadcast_index``) take and fill
+integer arrays and use only loops over them, so Numba compiles them unchanged for the CPU
+(mt-fast) and GPU (mt-cuda) kernels: those layers import these functions, they do not
+rewrite them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, TypeAlias
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = [
+    "MAX_DIMS",
+    "Index",
+    "IndexingError",
+    "Shape",
+    "Storage",
+    "Strides",
+    "TensorData",
+    "UserIndex",
+    "UserShape",
+    "UserStrides",
+    "broadcast_index",
+    "index_to_position",
+    "shape_broadcast",
+    "strides_from_shape",
+    "to_index",
+]
+
+MAX_DIMS = 32
+"""The largest number of dimensions a tensor may have (kernels size index buffers by it)."""
+
+
+class IndexingError(IndexError):
+    """An index, shape or stride that does not fit the tensor it is used with."""
+
+
+Storage: TypeAlias = Any
+"""A flat float64 buffer: a numpy array on the CPU, a device array on the GPU."""
+Index: TypeAlias = npt.NDArray[np.int64]
+Shape: TypeAlias = npt.NDArray[np.int64]
+Strides: TypeAlias = npt.NDArray[np.int64]
+UserIndex: TypeAlias = Sequence[int]
+UserShape: TypeAlias = Sequence[int]
+UserStrides: TypeAlias = Sequence[int]
+
+
+def index_to_position(index: Index, strides: Strides) -> int:
+    """Return the storage position of ``index``: ``sum(index[i] * strides[i])``."""
+    position = 0
+    for i in range(len(index)):
+        position += index[i] * strides[i]
+    return position
+
+
+def to_index(ordinal: int, shape: Shape, out_index: Index) -> None:
+    """Write into ``out_index`` the index of the ``ordinal``-th element in row-major order.
+
+    The inverse of ``index_to_position`` for contiguous strides; works for any shape.
+    """
+    cur = ordinal
+    for i in range(len(shape) - 1, -1, -1):
+        out_index[i] = cur % shape[i]
+        cur = cur // shape[i]
+
+
+def broadcast_index(big_index: Index, big_shape: Shape, shape: Shape, out_index: Index) -> None:
+    """Map an index of the broadcast shape ``big_shape`` to an index of ``shape``.
+
+    Dimensions are aligned on the right; where ``shape`` has size 1 the index is 0.
+    """
+    offset = len(big_shape) - len(shape)
+    for i in range(len(shape)):
+        if shape[i] > 1:
+            out_index[i] = big_index[i + offset]
+        else:
+            out_index[i] = 0
+
+
+def shape_broadcast(shape1: UserShape, shape2: UserShape) -> tuple[int, ...]:
+    """Return the shape both shapes broadcast to (NumPy/PyTorch rules).
+
+    Raises:
+        IndexingError: naming both shapes, if they do not broadcast.
+    """
+    n = max(len(shape1), len(shape2))
+    a = (1,) * (n - len(shape1)) + tuple(shape1)
+    b = (1,) * (n - len(shape2)) + tuple(shape2)
+    out = []
+    for x, y in zip(a, b):
+        if x == y or y == 1:
+            out.append(x)
+        elif x == 1:
+            out.append(y)
+        else:
+            raise IndexingError(
+                f"shapes {tuple(shape1)} and {tuple(shape2)} do not broadcast "
+                f"(size {x} vs {y} in dimension {len(out)})"
+            )
+    return tuple(out)
+
+
+def strides_from_shape(shape: UserShape) -> tuple[int, ...]:
+    """Return the row-major (contiguous) strides of ``shape``."""
+    strides = []
+    offset = 1
+    for s in reversed(shape):
+        strides.append(offset)
+        offset *= s
+    return tuple(reversed(strides))
+
+
+def _check_shape(shape: UserShape) -> tuple[int, ...]:
+    try:
+        out = tuple(int(s) for s in shape)
+    except (TypeError, ValueError):
+        raise IndexingError(f"a shape is a sequence of ints, got {shape!r}") from None
+    if any(s < 0 for s in out) or any(isinstance(s, bool) for s in shape):
+        raise IndexingError(f"shape {out} has a negative size")
+    if len(out) > MAX_DIMS:
+        raise IndexingError(f"shape {out} has {len(out)} dimensions; at most {MAX_DIMS}")
+    return out
+
+
+class TensorData:
+    """A flat storage viewed as an n-dimensional array through a shape and strides.
+
+    Args:
+        storage: the flat buffer (a numpy float64 array, or a backend's device array).
+        shape: the size of each dimension.
+        strides: how far to step in storage for each dimension (default: row-major).
+
+    Raises:
+        IndexingError: if shape and strides disagree, or the storage is too small.
+    """
+
+    def __init__(
+        self, storage: Storage, shape: UserShape, strides: UserStrides | None = None
+    ) -> None:
+        if isinstance(storage, np.ndarray):
+            if storage.dtype != np.float64:
+                storage = storage.astype(np.float64)
+            if storage.ndim != 1:
+                raise IndexingError(f"storage must be 1-D, got {storage.ndim} dimensions")
+        elif isinstance(storage, (list, tuple)):
+            storage = np.array(storage, dtype=np.float64)
+        self._storage = storage
+        shape_t = _check_shape(shape)
+        strides_t = strides_from_shape(shape_t) if strides is None else tuple(int(s) for s in strides)
+        if len(strides_t) != len(shape_t):
+            raise IndexingError(f"strides {strides_t} do not match shape {shape_t}")
+        self.shape: tuple[int, ...] = shape_t
+        self.strides: tuple[int, ...] = strides_t
+        self._shape: Shape = np.array(shape_t, dtype=np.int64)
+        self._strides: Strides = np.array(strides_t, dtype=np.int64)
+        self.dims = len(shape_t)
+        self.size = int(np.prod(shape_t)) if shape_t else 1
+        if self.size > 0:
+            last = sum((s - 1) * st for s, st in zip(shape_t, strides_t))
+            if any(st < 0 for st in strides_t) or last >= len(storage):
+                raise IndexingError(
+                    f"storage of length {len(storage)} is too small for shape {shape_t} "
+                    f"with strides {strides_t}"
+                )
+
+    @property
+    def storage(self) -> Storage:
+        """The flat buffer (shared with every view of it)."""
+        return self._storage
+
+    def tuple(self) -> tuple[Storage, Shape, Strides]:
+        """Return ``(storage, shape, strides)`` as kernels take them."""
+        return self._storage, self._shape, self._strides
+
+    def is_contiguous(self) -> bool:
+        """True if the strides are row-major for the shape (size-1 dimensions ignored)."""
+        expected = strides_from_shape(self.shape)
+        return all(s == 1 or a == b for s, a, b in zip(self.shape, self.strides, expected))
+
+    @staticmethod
+    def shape_broadcast(shape_a: UserShape, shape_b: UserShape) -> tuple[int, ...]:
+        """See ``shape_broadcast``."""
+        return shape_broadcast(shape_a, shape_b)
+
+    def _position(self, index: int | UserIndex) -> int:
+        idx = (index,) if isinstance(index, (int, np.integer)) else tuple(index)
+        if len(idx) != self.dims:
+            raise IndexingError(
+                f"index {idx} has {len(idx)} entries for a tensor of shape {self.shape}"
+            )
+        pos = 0
+        for d, (i, s) in enumerate(zip(idx, self.shape)):
+            if not isinstance(i, (int, np.integer)) or isinstance(i, bool):
+                raise IndexingError(f"index entries must be ints, got {i!r} in {idx}")
+            if i < 0:
+                i += s
+            if not 0 <= i < s:
+                raise IndexingError(
+                    f"index {idx} is out of range for shape {self.shape} (dimension {d})"
+                )
+            pos += int(i) * self.strides[d]
+        return pos
+
+    def index(self, index: int | UserIndex) -> int:
+        """Return the storage position of a user index (negative entries count from the end).
+
+        Raises:
+            IndexingError: for the wrong number of entries, or an entry out of range.
+        """
+        return self._position(index)
+
+    def get(self, key: int | UserIndex) -> float:
+        """Return the value at an index."""
+        return float(self._storage[self._position(key)])
+
+    def set(self, key: int | UserIndex, val: float) -> None:
+        """Write the value at an index."""
+        self._storage[self._position(key)] = val
+
+    def indices(self) -> Iterator[tuple[int, ...]]:
+        """Iterate over every index in row-major order."""
+        index = np.zeros(self.dims, dtype=np.int64)
+        for i in range(self.size):
+            to_index(i, self._shape, index)
+            yield tuple(int(x) for x in index)
+
+    def sample(self, rng: np.random.Generator | None = None) -> tuple[int, ...]:
+        """Return a uniformly random valid index."""
+        rng = rng if rng is not None else np.random.default_rng()
+        return tuple(int(rng.integers(0, s)) for s in self.shape)
+
+    def permute(self, *order: int) -> TensorData:
+        """Return a view with dimensions reordered: new dimension ``i`` is old ``order[i]``.
+
+        Raises:
+            IndexingError: if ``order`` is not a permutation of ``range(dims)``.
+        """
+        if len(order) == 1 and isinstance(order[0], (tuple, list)):
+            order = tuple(order[0])
+        if sorted(order) != list(range(self.dims)):
+            raise IndexingError(
+                f"permute order {tuple(order)} is not a permutation of {tuple(range(self.dims))}"
+            )
+        return TensorData(
+            self._storage,
+            tuple(self.shape[o] for o in order),
+            tuple(self.strides[o] for o in order),
+        )
+
+    def to_numpy(self) -> npt.NDArray[np.float64]:
+        """Return a numpy view (no copy) of host storage with this shape and strides."""
+        storage = self._storage
+        if not isinstance(storage, np.ndarray):
+            raise TypeError("TensorData.to_numpy needs host storage; use the backend to copy")
+        itemsize = storage.itemsize
+        return np.lib.stride_tricks.as_strided(
+            storage, self.shape, tuple(s * itemsize for s in self.strides), writeable=True
+        )
+
+    def to_string(self, values: npt.NDArray[np.float64] | None = None) -> str:
+        """Format the values like PyTorch: ``[[1.0000, 2.0000], [3.0000, 4.0000]]``.
+
+        Args:
+            values: the values as a host numpy array (defaults to this data's own view).
+        """
+        arr = self.to_numpy() if values is None else values
+        return np.array2string(
+            arr,
+            separator=", ",
+            precision=4,
+            floatmode="fixed",
+            prefix="tensor(",
+            threshold=1000,
+            edgeitems=3,
+        )
+
+    def __repr__(self) -> str:
+        return f"TensorData(shape={self.shape}, strides={self.strides})"
+
+
+def _flatten(ls: Any) -> tuple[list[float], tuple[int, ...]]:
+    """Return the values of a nested list in row-major order and its shape."""
+    if isinstance(ls, (int, float, np.integer, np.floating)) and not isinstance(ls, bool):
+        return [float(ls)], ()
+    if isinstance(ls, bool):
+        return [float(ls)], ()
+    if not isinstance(ls, (list, tuple)):
+        raise TypeError(f"tensor() takes numbers or nested lists of numbers, got {type(ls).__name__}")
+    if len(ls) == 0:
+        return [], (0,)
+    parts = [_flatten(x) for x in ls]
+    shape = parts[0][1]
+    for p in parts:
+        if p[1] != shape:
+            raise ValueError(f"ragged nested list: sub-shapes {shape} and {p[1]} differ")
+    flat = [v for vals, _ in parts for v in vals]
+    return flat, (len(ls), *shape)
+
+
+def flatten_nested(ls: Iterable[Any]) -> tuple[list[float], tuple[int, ...]]:
+    """Return the values of a nested list of numbers and its shape.
+
+    Raises:
+        ValueError: for a ragged list.
+        TypeError: for an element that is not a number or a list.
+    """
+    return _flatten(ls)

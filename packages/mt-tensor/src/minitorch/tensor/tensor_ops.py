@@ -1,0 +1,426 @@
+"""The backend protocol and the simple (pure Python) reference backend.
+
+A backend supplies four primitives as *kernels* over ``(storage, shape, strides)``
+triples: ``map``, ``zip``, ``reduce`` and ``matrix_multiply``. ``TensorOps`` wraps the
+kernels with everything that does not depend on the backend (output shapes, broadcasting,
+allocation, the matmul batch prologue), so each backend writes only its loops.
+``TensorBackend`` then builds every named operation a Tensor needs from those primitives,
+once.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from importlib import metadata
+from math import prod
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from minitorch import operators
+
+from .tensor_data import (
+    MAX_DIMS,
+    IndexingError,
+    Shape,
+    Storage,
+    Strides,
+    TensorData,
+    broadcast_index,
+    index_to_position,
+    shape_broadcast,
+    to_index,
+)
+
+if TYPE_CHECKING:
+    from .tensor import Tensor
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "SimpleBackend",
+    "SimpleOps",
+    "TensorBackend",
+    "TensorOps",
+    "available_backends",
+    "backend",
+    "matmul_shape",
+]
+
+ENTRY_POINT_GROUP = "minitorch.backends"
+"""Entry-point group in which higher layers register their backends by name."""
+
+MapKernel = Callable[..., None]
+"""``kernel(out, out_shape, out_strides, in, in_shape, in_strides)``."""
+ZipKernel = Callable[..., None]
+"""``kernel(out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides)``."""
+ReduceKernel = Callable[..., None]
+"""``kernel(out, out_shape, out_strides, a, a_shape, a_strides, dim, start)``."""
+
+
+class MapProto(Protocol):
+    """A mapped operation: ``f(a, out=None) -> Tensor``."""
+
+    def __call__(self, a: Tensor, out: Tensor | None = ..., /) -> Tensor:
+        """Apply elementwise, writing into ``out`` if given (``a`` broadcasts to it)."""
+        ...
+
+
+def matmul_shape(a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> tuple[int, ...]:
+    """Return the shape of ``a @ b`` for tensors of at least 2 dimensions.
+
+    The last two dimensions multiply as matrices; the leading (batch) dimensions broadcast.
+
+    Raises:
+        IndexingError: naming both shapes, if the inner dimensions differ or the batch
+            dimensions do not broadcast.
+    """
+    if len(a_shape) < 2 or len(b_shape) < 2:
+        raise IndexingError(f"matmul needs at least 2-D tensors, got {a_shape} @ {b_shape}")
+    if a_shape[-1] != b_shape[-2]:
+        raise IndexingError(
+            f"matmul shapes {a_shape} @ {b_shape}: inner dimensions {a_shape[-1]} and "
+            f"{b_shape[-2]} differ"
+        )
+    try:
+        batch = shape_broadcast(a_shape[:-2], b_shape[:-2])
+    except IndexingError:
+        raise IndexingError(
+            f"matmul shapes {a_shape} @ {b_shape}: batch dimensions do not broadcast"
+        ) from None
+    return (*batch, a_shape[-2], b_shape[-1])
+
+
+class TensorOps:
+    """The backend protocol. Subclasses provide the kernel factories; this class does the rest.
+
+    A backend overrides ``map_kernel``, ``zip_kernel``, ``reduce_kernel`` and
+    ``matmul_kernel``, and for storage that does not live in host memory the four
+    storage methods. ``cuda`` is True for GPU backends.
+    """
+
+    cuda: bool = False
+
+    # Storage: where a backend keeps its buffers. The default is host (numpy) memory.
+    @staticmethod
+    def storage_zeros(size: int) -> Storage:
+        """Allocate a zeroed flat buffer of ``size`` floats."""
+        return np.zeros(size, dtype=np.float64)
+
+    @staticmethod
+    def storage_from_numpy(array: npt.NDArray[np.float64]) -> Storage:
+        """Adopt (host) or copy (device) a flat float64 numpy array as storage."""
+        return array
+
+    @staticmethod
+    def storage_to_numpy(storage: Storage) -> npt.NDArray[np.float64]:
+        """Return the storage as a host numpy array (no copy for host storage)."""
+        return np.asarray(storage)
+
+    @staticmethod
+    def is_storage(storage: Storage) -> bool:
+        """True if ``storage`` is a buffer this backend's kernels can read."""
+        return isinstance(storage, np.ndarray)
+
+    # Kernel factories: the only thing a backend must write.
+    @staticmethod
+    def map_kernel(fn: Callable[[float], float]) -> MapKernel:
+        """Return a kernel applying ``fn`` elementwise (input broadcasts to the output)."""
+        raise NotImplementedError
+
+    @staticmethod
+    def zip_kernel(fn: Callable[[float, float], float]) -> ZipKernel:
+        """Return a kernel applying ``fn`` to broadcast pairs."""
+        raise NotImplementedError
+
+    @staticmethod
+    def reduce_kernel(fn: Callable[[float, float], float]) -> ReduceKernel:
+        """Return a kernel folding ``fn`` over one dimension, starting from ``start``."""
+        raise NotImplementedError
+
+    @staticmethod
+    def matmul_kernel(*args: Any) -> None:
+        """Batched matmul kernel over 3-D ``(storage, shape, strides)`` triples.
+
+        ``out[n, i, j] = sum_k a[n_a, i, k] * b[n_b, k, j]`` where a batch size of 1 in
+        ``a`` or ``b`` broadcasts.
+        """
+        raise NotImplementedError
+
+    # The primitives, built on the kernels.
+    @classmethod
+    def map(cls, fn: Callable[[float], float]) -> MapProto:
+        """Lift ``fn`` to tensors: ``map(fn)(a, out=None)``."""
+        kernel = cls.map_kernel(fn)
+
+        def apply(a: Tensor, out: Tensor | None = None) -> Tensor:
+            if out is None:
+                out = a.zeros(a.shape)
+            else:
+                shape_broadcast(a.shape, out.shape)
+            kernel(*out.tuple(), *a.tuple())
+            return out
+
+        return apply
+
+    @classmethod
+    def zip(cls, fn: Callable[[float, float], float]) -> Callable[[Tensor, Tensor], Tensor]:
+        """Lift a two-argument ``fn`` to broadcast pairs of tensors."""
+        kernel = cls.zip_kernel(fn)
+
+        def apply(a: Tensor, b: Tensor) -> Tensor:
+            shape = a.shape if a.shape == b.shape else shape_broadcast(a.shape, b.shape)
+            out = a.zeros(shape)
+            kernel(*out.tuple(), *a.tuple(), *b.tuple())
+            return out
+
+        return apply
+
+    @classmethod
+    def reduce(
+        cls, fn: Callable[[float, float], float], start: float = 0.0
+    ) -> Callable[[Tensor, int], Tensor]:
+        """Lift ``fn`` to a fold over one dimension: ``reduce(fn, start)(a, dim)``.
+
+        The reduced dimension is kept with size 1.
+        """
+        kernel = cls.reduce_kernel(fn)
+
+        def apply(a: Tensor, dim: int) -> Tensor:
+            out_shape = list(a.shape)
+            out_shape[dim] = 1
+            out = a.zeros(tuple(out_shape))
+            kernel(*out.tuple(), *a.tuple(), dim, float(start))
+            return out
+
+        return apply
+
+    @classmethod
+    def matrix_multiply(cls, a: Tensor, b: Tensor) -> Tensor:
+        """Batched matrix product with broadcast batch dimensions (``a @ b``)."""
+        out_shape = matmul_shape(a.shape, b.shape)
+        batch = out_shape[:-2]
+        a3, b3 = _as_batch3(a, batch), _as_batch3(b, batch)
+        out = a.zeros((max(a3.shape[0], b3.shape[0]), *out_shape[-2:]))
+        cls.matmul_kernel(*out.tuple(), *a3.tuple(), *b3.tuple())
+        return out.view(*out_shape)
+
+
+def _as_batch3(t: Tensor, batch: tuple[int, ...]) -> TensorData:
+    """View ``t`` as ``(n, rows, cols)`` for the matmul kernel, copying only when needed.
+
+    A tensor without a batch (or with a batch of ones) becomes ``n = 1`` with no copy, even
+    when transposed; a batch equal to ``batch`` is flattened; anything else is broadcast
+    to ``batch`` first.
+    """
+    rows, cols = t.shape[-2:]
+    own = t.shape[:-2]
+    td = t._tensor
+    if prod(own) == 1:
+        return TensorData(td.storage, (1, rows, cols), (0, *td.strides[-2:]))
+    if len(own) == 1 and len(batch) == 1:
+        return td
+    full = (1,) * (len(batch) - len(own)) + own
+    src = t.contiguous() if full == batch else t._broadcast_to((*batch, rows, cols))
+    return TensorData(src._tensor.storage, (prod(batch), rows, cols))
+
+
+class TensorBackend:
+    """Every named tensor operation, built once from a backend's primitives.
+
+    Args:
+        ops: the backend's ``TensorOps`` subclass.
+        name: a short name (``simple``, ``fast``, ``cuda``) used in messages.
+    """
+
+    def __init__(self, ops: type[TensorOps], name: str | None = None) -> None:
+        self.ops = ops
+        self.name = name or ops.__name__
+        self.cuda = ops.cuda
+        # Maps.
+        self.neg_map = ops.map(operators.neg)
+        self.sigmoid_map = ops.map(operators.sigmoid)
+        self.relu_map = ops.map(operators.relu)
+        self.log_map = ops.map(operators.log)
+        self.exp_map = ops.map(operators.exp)
+        self.id_map = ops.map(operators.id)
+        self.inv_map = ops.map(operators.inv)
+        self.sqrt_map = ops.map(operators.sqrt)
+        # Zips.
+        self.add_zip = ops.zip(operators.add)
+        self.mul_zip = ops.zip(operators.mul)
+        self.lt_zip = ops.zip(operators.lt)
+        self.eq_zip = ops.zip(operators.eq)
+        self.is_close_zip = ops.zip(operators.is_close)
+        self.relu_back_zip = ops.zip(operators.relu_back)
+        self.log_back_zip = ops.zip(operators.log_back)
+        self.inv_back_zip = ops.zip(operators.inv_back)
+        self.sigmoid_back_zip = ops.zip(operators.sigmoid_back)
+        # Reductions.
+        self.add_reduce = ops.reduce(operators.add, 0.0)
+        self.mul_reduce = ops.reduce(operators.mul, 1.0)
+        self.max_reduce = ops.reduce(operators.max, -float("inf"))
+        self.matrix_multiply = ops.matrix_multiply
+
+    def __repr__(self) -> str:
+        return f"TensorBackend({self.name})"
+
+
+# ---------------------------------------------------------------------------------------
+# The simple backend: plain Python loops, written to be read. It is the oracle the
+# parallel backends are tested against.
+
+
+class SimpleOps(TensorOps):
+    """Reference backend: each kernel is a Python loop over output positions."""
+
+    @staticmethod
+    def map_kernel(fn: Callable[[float], float]) -> MapKernel:
+        """See ``TensorOps.map_kernel``."""
+
+        def kernel(
+            out: Storage,
+            out_shape: Shape,
+            out_strides: Strides,
+            in_storage: Storage,
+            in_shape: Shape,
+            in_strides: Strides,
+        ) -> None:
+            out_index = np.zeros(MAX_DIMS, dtype=np.int64)[: len(out_shape)]
+            in_index = np.zeros(MAX_DIMS, dtype=np.int64)[: len(in_shape)]
+            for i in range(int(np.prod(out_shape))):
+                to_index(i, out_shape, out_index)
+                broadcast_index(out_index, out_shape, in_shape, in_index)
+                o = index_to_position(out_index, out_strides)
+                j = index_to_position(in_index, in_strides)
+                out[o] = fn(float(in_storage[j]))
+
+        return kernel
+
+    @staticmethod
+    def zip_kernel(fn: Callable[[float, float], float]) -> ZipKernel:
+        """See ``TensorOps.zip_kernel``."""
+
+        def kernel(
+            out: Storage,
+            out_shape: Shape,
+            out_strides: Strides,
+            a: Storage,
+            a_shape: Shape,
+            a_strides: Strides,
+            b: Storage,
+            b_shape: Shape,
+            b_strides: Strides,
+        ) -> None:
+            out_index = np.zeros(len(out_shape), dtype=np.int64)
+            a_index = np.zeros(len(a_shape), dtype=np.int64)
+            b_index = np.zeros(len(b_shape), dtype=np.int64)
+            for i in range(int(np.prod(out_shape))):
+                to_index(i, out_shape, out_index)
+                broadcast_index(out_index, out_shape, a_shape, a_index)
+                broadcast_index(out_index, out_shape, b_shape, b_index)
+                o = index_to_position(out_index, out_strides)
+                ja = index_to_position(a_index, a_strides)
+                jb = index_to_position(b_index, b_strides)
+                out[o] = fn(float(a[ja]), float(b[jb]))
+
+        return kernel
+
+    @staticmethod
+    def reduce_kernel(fn: Callable[[float, float], float]) -> ReduceKernel:
+        """See ``TensorOps.reduce_kernel``."""
+
+        def kernel(
+            out: Storage,
+            out_shape: Shape,
+            out_strides: Strides,
+            a: Storage,
+            a_shape: Shape,
+            a_strides: Strides,
+            dim: int,
+            start: float,
+        ) -> None:
+            index = np.zeros(len(out_shape), dtype=np.int64)
+            for i in range(int(np.prod(out_shape))):
+                to_index(i, out_shape, index)
+                o = index_to_position(index, out_strides)
+                acc = start
+                for k in range(a_shape[dim]):
+                    index[dim] = k
+                    acc = fn(acc, float(a[index_to_position(index, a_strides)]))
+                index[dim] = 0
+                out[o] = acc
+
+        return kernel
+
+    @staticmethod
+    def matmul_kernel(
+        out: Storage,
+        out_shape: Shape,
+        out_strides: Strides,
+        a: Storage,
+        a_shape: Shape,
+        a_strides: Strides,
+        b: Storage,
+        b_shape: Shape,
+        b_strides: Strides,
+    ) -> None:
+        """See ``TensorOps.matmul_kernel``."""
+        a_batch = a_strides[0] if a_shape[0] > 1 else 0
+        b_batch = b_strides[0] if b_shape[0] > 1 else 0
+        for n in range(out_shape[0]):
+            for i in range(out_shape[1]):
+                for j in range(out_shape[2]):
+                    acc = 0.0
+                    for k in range(a_shape[2]):
+                        acc += (
+                            a[n * a_batch + i * a_strides[1] + k * a_strides[2]]
+                            * b[n * b_batch + k * b_strides[1] + j * b_strides[2]]
+                        )
+                    out[n * out_strides[0] + i * out_strides[1] + j * out_strides[2]] = acc
+
+
+SimpleBackend = TensorBackend(SimpleOps, "simple")
+"""The reference backend (default for new tensors)."""
+
+# ---------------------------------------------------------------------------------------
+# Finding backends by name.
+
+_HINTS = {
+    "fast": "mt-fast (pip install mt-fast)",
+    "cuda": "mt-cuda (pip install mt-cuda)",
+}
+
+
+def available_backends() -> dict[str, str]:
+    """Return ``name -> "module:attribute"`` for every registered backend."""
+    found = {"simple": "minitorch.tensor:SimpleBackend"}
+    for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        found[ep.name] = ep.value
+    return found
+
+
+def backend(name: str) -> TensorBackend:
+    """Return the backend registered as ``name`` (``simple``, ``fast``, ``cuda``, ...).
+
+    Backends register under the ``minitorch.backends`` entry-point group; the package is
+    imported only when asked for, so importing ``minitorch.tensor`` never imports numba.
+
+    Raises:
+        LookupError: if no installed package provides ``name`` (says what to install).
+    """
+    if name == "simple":
+        return SimpleBackend
+    registry = available_backends()
+    if name not in registry:
+        hint = _HINTS.get(name)
+        where = f"install {hint}" if hint else f"known backends: {sorted(registry)}"
+        raise LookupError(f"backend {name!r} is not installed; {where}")
+    module_name, _, attr = registry[name].partition(":")
+    obj = importlib.import_module(module_name)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    if not isinstance(obj, TensorBackend):
+        raise TypeError(f"entry point {name!r} = {registry[name]!r} is not a TensorBackend")
+    return obj
