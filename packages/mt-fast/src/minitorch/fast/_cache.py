@@ -1,0 +1,80 @@
+"""Numba's on-disk cache, made safe against changes in the code our kernels inline.
+
+Numba keys a cached kernel on the source of the file that defines it, so editing an
+operator (mt-operators) or an index helper (mt-tensor) would leave a stale kernel that
+silently computes the old function. The locator below wraps the one Numba would choose
+for our kernel files and adds the hash of every source file the kernels compile in to the
+freshness stamp: any change to them recompiles.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import os
+from collections.abc import Iterable
+from types import ModuleType
+from typing import Any
+
+from numba.core import caching
+
+_KERNEL_FILES: set[str] = set()
+_DEPENDENCY_HASH = b""
+
+
+def _hash_sources(modules: Iterable[ModuleType]) -> bytes:
+    digest = hashlib.sha256()
+    for module in modules:
+        path = inspect.getfile(module)
+        with open(path, "rb") as f:
+            digest.update(os.path.basename(path).encode() + b"\0" + f.read())
+    return digest.digest()
+
+
+class DependencyAwareLocator(caching._CacheLocator):
+    """A cache locator whose freshness stamp covers the kernels' dependencies too."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        # Numba reads a few private attributes (``_py_file``, ...) of its locators.
+        return getattr(self._inner, name)
+
+    def ensure_cache_path(self) -> None:
+        """Create the cache directory (delegated)."""
+        self._inner.ensure_cache_path()
+
+    def get_cache_path(self) -> str:
+        """Where the cache lives: wherever Numba would have put it."""
+        return str(self._inner.get_cache_path())
+
+    def get_source_stamp(self) -> Any:
+        """The kernel file's own stamp plus the hash of every dependency's source."""
+        return (self._inner.get_source_stamp(), _DEPENDENCY_HASH)
+
+    def get_disambiguator(self) -> str:
+        """Disambiguate functions in the same file (delegated)."""
+        return str(self._inner.get_disambiguator())
+
+    @classmethod
+    def from_function(cls, py_func: Any, py_file: str) -> DependencyAwareLocator | None:
+        """Claim only our kernel files; wrap the locator Numba would pick for them."""
+        if os.path.abspath(py_file) not in _KERNEL_FILES:
+            return None
+        for other in caching.CacheImpl._locator_classes:
+            if other is cls:
+                continue
+            inner = other.from_function(py_func, py_file)
+            if inner is not None:
+                return cls(inner)
+        return None
+
+
+def install(kernel_module_file: str, dependencies: Iterable[ModuleType]) -> None:
+    """Route caching of functions in ``kernel_module_file`` through the locator above."""
+    global _DEPENDENCY_HASH
+    _KERNEL_FILES.add(os.path.abspath(kernel_module_file))
+    _DEPENDENCY_HASH = _hash_sources(dependencies)
+    if DependencyAwareLocator not in caching.CacheImpl._locator_classes:
+        caching.CacheImpl._locator_classes.insert(0, DependencyAwareLocator)

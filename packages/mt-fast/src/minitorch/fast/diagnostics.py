@@ -1,0 +1,93 @@
+"""Inspect the parallel kernels: Numba's parallel diagnostics and compile times.
+
+    python -m minitorch.fast.diagnostics parallel [--level 1..4] [--kernel NAME]
+    python -m minitorch.fast.diagnostics compile-time
+
+``parallel`` compiles every kernel of ``FastBackend`` in a throw-away cache directory (so
+Numba has the parfor report to show) and prints, for each kernel, which loops became
+parallel. ``compile-time`` runs each backend operation once and reports how long the
+first call took: a compile on an empty cache, a load from disk afterwards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+
+
+def exercise_backend() -> dict[str, float]:
+    """Call every operation of ``FastBackend`` once; return seconds per operation."""
+    import numpy as np
+
+    from minitorch.tensor import TensorBackend, from_numpy
+
+    from . import FastBackend
+
+    backend: TensorBackend = FastBackend
+    a = from_numpy(np.linspace(0.1, 1.0, 12).reshape(3, 4), backend)
+    b = from_numpy(np.linspace(1.0, 2.0, 4), backend)
+    timings: dict[str, float] = {}
+    for name in sorted(vars(backend)):
+        op = getattr(backend, name)
+        t0 = time.perf_counter()
+        if name.endswith("_map"):
+            op(a)
+        elif name.endswith("_zip"):
+            op(a, b)
+        elif name.endswith("_reduce"):
+            op(a, 1)
+        elif name == "matrix_multiply":
+            op(a, a.permute(1, 0))
+        else:
+            continue
+        timings[name] = time.perf_counter() - t0
+    return timings
+
+
+def compile_time() -> float:
+    """Print the first-call time of every operation and return the total."""
+    timings = exercise_backend()
+    for name, seconds in timings.items():
+        print(f"{name:20s} {seconds:8.3f} s")
+    total = sum(timings.values())
+    print(f"{'total':20s} {total:8.3f} s  ({len(timings)} operations)")
+    return total
+
+
+def parallel(level: int, only: str | None) -> None:
+    """Compile every kernel afresh and print Numba's parallel diagnostics."""
+    exercise_backend()
+    from .kernels import KERNELS
+
+    for name, kernel in sorted(KERNELS.items()):
+        if only and only != name:
+            continue
+        print(f"\n=== {name} " + "=" * max(0, 70 - len(name)))
+        kernel.parallel_diagnostics(level=level)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Command-line entry point."""
+    parser = argparse.ArgumentParser(prog="python -m minitorch.fast.diagnostics")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("parallel", help="print Numba's parallel diagnostics for each kernel")
+    p.add_argument("--level", type=int, default=1, choices=[1, 2, 3, 4])
+    p.add_argument("--kernel", default=None, help="only this kernel, e.g. 'map[neg]'")
+    sub.add_parser("compile-time", help="time the first call of every operation")
+    args = parser.parse_args(argv)
+    if args.command == "parallel":
+        if "numba" in sys.modules:
+            raise SystemExit("run diagnostics in a fresh process (numba is already imported)")
+        # A fresh cache: kernels loaded from disk carry no parfor report.
+        os.environ["NUMBA_CACHE_DIR"] = tempfile.mkdtemp(prefix="minitorch-diag-")
+        parallel(args.level, args.kernel)
+    else:
+        compile_time()
+
+
+if __name__ == "__main__":
+    main()
