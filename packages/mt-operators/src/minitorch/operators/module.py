@@ -72,6 +72,9 @@ class Module:
         modules, parameters = self._registries()
         modules.pop(key, None)
         parameters.pop(key, None)
+        if isinstance(value, (Parameter, Module)):
+            # A plain attribute of the same name would shadow the registry entry.
+            self.__dict__.pop(key, None)
         if isinstance(value, Parameter):
             if value.name is None:
                 value.name = key

@@ -62,7 +62,7 @@ def circle(N: int, seed: int | None = None) -> Graph:
 
 
 def spiral(N: int, seed: int | None = None) -> Graph:
-    """Two interleaved spirals, ``N // 2`` points each (label 0 first, then 1).
+    """Two interleaved spirals: ``N - N // 2`` points labelled 0, then ``N // 2`` labelled 1.
 
     The points are deterministic; ``seed`` is accepted for a uniform signature.
     """
@@ -74,10 +74,12 @@ def spiral(N: int, seed: int | None = None) -> Graph:
         r = t / 10.0
         return (0.5 + sign * r * math.cos(t) / 2.0, 0.5 + sign * r * math.sin(t) / 2.0)
 
-    ts = [5.0 + 5.0 * i / max(half - 1, 1) for i in range(half)]
-    X = [arm(t, 1.0) for t in ts] + [arm(t, -1.0) for t in ts]
-    y = [0] * half + [1] * half
-    return Graph(len(X), X, y)
+    def ts(n: int) -> list[float]:
+        return [5.0 + 5.0 * i / max(n - 1, 1) for i in range(n)]
+
+    X = [arm(t, 1.0) for t in ts(N - half)] + [arm(t, -1.0) for t in ts(half)]
+    y = [0] * (N - half) + [1] * half
+    return Graph(N, X, y)
 
 
 datasets: dict[str, Callable[..., Graph]] = {

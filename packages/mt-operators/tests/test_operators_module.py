@@ -1,0 +1,223 @@
+"""Module and Parameter: the tree of named, trainable values (PyTorch's nn.Module shape)."""
+
+import pytest
+
+from minitorch.operators import Module, Parameter
+
+pytestmark = pytest.mark.task0_4
+
+
+class Leaf(Module):
+    def __init__(self, w=1.0):
+        super().__init__()
+        self.weight = Parameter(w)
+        self.bias = Parameter(0.0)
+        self.not_a_parameter = 5.0
+
+    def forward(self, x):
+        return x * self.weight.value + self.bias.value
+
+
+class Middle(Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = Leaf(2.0)
+        self.scale = Parameter(3.0)
+
+
+class Top(Module):
+    def __init__(self):
+        super().__init__()
+        self.layer1 = Leaf(1.0)
+        self.block = Middle()
+        self.layer2 = Leaf(4.0)
+        self.gain = Parameter(10.0)
+
+    def forward(self, x, *, offset=0.0):
+        return self.layer2(self.layer1(x)) + offset
+
+
+class Recorder:
+    """A value that supports requires_grad_, like a Scalar or a Tensor."""
+
+    def __init__(self):
+        self.calls = []
+        self.name = None
+
+    def requires_grad_(self, flag=True):
+        self.calls.append(flag)
+        return self
+
+
+def test_named_parameters_use_dotted_paths():
+    names = dict(Top().named_parameters())
+    assert set(names) == {
+        "gain",
+        "layer1.weight",
+        "layer1.bias",
+        "block.scale",
+        "block.inner.weight",
+        "block.inner.bias",
+        "layer2.weight",
+        "layer2.bias",
+    }
+    assert names["block.inner.weight"].value == 2.0  # three levels deep
+    assert names["layer2.weight"].value == 4.0
+
+
+def test_parameters_match_named_parameters():
+    top = Top()
+    assert top.parameters() == [p for _, p in top.named_parameters()]
+    assert len(top.parameters()) == 8
+    assert all(isinstance(p, Parameter) for p in top.parameters())
+
+
+def test_plain_attributes_are_not_registered():
+    leaf = Leaf()
+    assert leaf.not_a_parameter == 5.0
+    assert "not_a_parameter" not in dict(leaf.named_parameters())
+    assert leaf.children() == []
+
+
+def test_children_are_direct_only_in_assignment_order():
+    top = Top()
+    assert top.children() == [top.layer1, top.block, top.layer2]
+    assert [n for n, _ in top.named_children()] == ["layer1", "block", "layer2"]
+
+
+def test_modules_includes_self_depth_first():
+    top = Top()
+    assert top.modules() == [top, top.layer1, top.block, top.block.inner, top.layer2]
+    names = [n for n, _ in top.named_modules()]
+    assert names == ["", "layer1", "block", "block.inner", "layer2"]
+
+
+def test_train_and_eval_recurse():
+    top = Top()
+    assert all(m.training for m in top.modules())
+    assert top.eval() is top
+    assert [m.training for m in top.modules()] == [False] * 5
+    assert top.train() is top
+    assert [m.training for m in top.modules()] == [True] * 5
+    top.block.eval()  # only a subtree
+    assert [m.training for m in top.modules()] == [True, True, False, False, True]
+
+
+def test_call_runs_forward_with_args_and_kwargs():
+    top = Top()
+    # layer1: x*1+0, layer2: y*4+0
+    assert top(2.0) == 8.0
+    assert top(2.0, offset=1.5) == 9.5
+    assert Leaf(3.0)(2.0) == 6.0
+
+
+def test_forward_not_implemented_names_the_class():
+    with pytest.raises(NotImplementedError, match="Middle"):
+        Middle()(1.0)
+
+
+def test_repr_is_readable():
+    text = repr(Top())
+    for name in ("Top", "layer1", "block", "inner", "layer2", "Leaf", "Middle", "gain"):
+        assert name in text
+    assert repr(Module()) == "Module()"
+
+
+def test_unknown_attribute_raises_attribute_error_with_name():
+    top = Top()
+    with pytest.raises(AttributeError, match="layer3"):
+        _ = top.layer3
+    assert not hasattr(top, "wieght")
+
+
+def test_missing_super_init_is_reported():
+    class Forgetful(Module):
+        def __init__(self):
+            self.weight = Parameter(1.0)
+
+    with pytest.raises(AttributeError, match=r"super\(\).__init__"):
+        Forgetful()
+
+
+def test_add_parameter_registers_and_names():
+    m = Module()
+    p = m.add_parameter("alpha", 0.5)
+    assert isinstance(p, Parameter)
+    assert p.name == "alpha"
+    assert p.value == 0.5
+    assert m.alpha is p
+    assert m.named_parameters() == [("alpha", p)]
+
+
+def test_parameter_name_defaults_to_attribute_name():
+    assert Leaf().weight.name == "weight"
+    m = Module()
+    m.foo = Parameter(1.0, name="custom")
+    assert m.foo.name == "custom"
+
+
+def test_reassigning_parameter_replaces_registry_entry():
+    leaf = Leaf()
+    new = Parameter(9.0)
+    leaf.weight = new
+    named = leaf.named_parameters()
+    assert [n for n, _ in named].count("weight") == 1
+    assert dict(named)["weight"] is new
+    assert leaf.weight is new
+
+
+def test_reassigning_parameter_to_plain_value_unregisters_it():
+    leaf = Leaf()
+    leaf.weight = 3.0
+    assert leaf.weight == 3.0
+    assert "weight" not in dict(leaf.named_parameters())
+
+
+def test_reassigning_plain_value_to_parameter_registers_it():
+    leaf = Leaf()
+    p = Parameter(7.0)
+    leaf.not_a_parameter = p
+    assert leaf.not_a_parameter is p  # not the stale plain value
+    assert dict(leaf.named_parameters())["not_a_parameter"] is p
+
+
+def test_reassigning_child_replaces_or_removes_it():
+    top = Top()
+    replacement = Leaf(8.0)
+    top.layer1 = replacement
+    assert top.layer1 is replacement
+    assert top.children().count(replacement) == 1
+    assert len(top.children()) == 3
+    top.layer1 = None
+    assert top.layer1 is None
+    assert replacement not in top.children()
+    assert "layer1.weight" not in dict(top.named_parameters())
+
+
+def test_delattr_removes_from_registry():
+    top = Top()
+    del top.layer2
+    del top.gain
+    assert len(top.children()) == 2
+    assert "gain" not in dict(top.named_parameters())
+    with pytest.raises(AttributeError, match="layer2"):
+        _ = top.layer2
+
+
+def test_parameter_marks_requires_grad_on_creation_and_update():
+    first, second = Recorder(), Recorder()
+    p = Parameter(first, name="w")
+    assert first.calls == [True]
+    assert first.name == "w"
+    p.update(second)
+    assert p.value is second
+    assert second.calls == [True]
+    assert second.name == "w"
+
+
+def test_parameter_holds_plain_values():
+    p = Parameter(1.5)
+    p.update(2.5)
+    assert p.value == 2.5
+    assert str(p) == "2.5"
+    assert repr(p) == "Parameter(2.5)"

@@ -1,0 +1,319 @@
+"""Scalar operators: concrete behaviour (task0_1) and hypothesis properties (task0_2).
+
+Derivatives are checked against a central difference written here: mt-operators must test
+with only itself installed, so it cannot borrow ``minitorch.autodiff.central_difference``.
+"""
+
+import math
+
+import pytest
+from hypothesis import assume, given
+from hypothesis.strategies import floats
+
+import minitorch.operators as ops
+from minitorch.operators import (
+    MathTest,
+    add,
+    eq,
+    exp,
+    id,
+    inv,
+    inv_back,
+    is_close,
+    log,
+    log_back,
+    lt,
+    max,
+    mul,
+    neg,
+    relu,
+    relu_back,
+    sigmoid,
+    sigmoid_back,
+)
+
+small_floats = floats(min_value=-100, max_value=100, allow_nan=False)
+any_floats = floats(allow_nan=False)  # includes +-inf and huge magnitudes
+
+CONTRACT = [
+    *("mul", "id", "add", "neg", "lt", "eq", "max", "is_close", "sigmoid", "relu"),
+    *("log", "exp", "inv", "log_back", "inv_back", "relu_back", "sigmoid_back"),
+    *("map", "zip_with", "reduce", "neg_list", "add_lists", "sum", "prod"),
+    *("Module", "Parameter", "datasets", "MathTest", "MathTestVariable"),
+]
+
+
+def central_diff(f, x, h=1e-6):
+    return (f(x + h) - f(x - h)) / (2.0 * h)
+
+
+# --------------------------------------------------------------------------- task0_1
+
+
+@pytest.mark.task0_1
+@pytest.mark.parametrize("name", CONTRACT)
+def test_contract_names_importable_from_package_root(name):
+    assert name in ops.__all__
+    assert getattr(ops, name) is not None
+
+
+@pytest.mark.task0_1
+def test_minitorch_is_a_namespace_package():
+    import minitorch
+
+    # A PEP 420 namespace package has no __init__.py, hence no __file__.
+    assert getattr(minitorch, "__file__", None) is None
+
+
+@pytest.mark.task0_1
+def test_basic_arithmetic():
+    assert mul(4.0, 2.5) == 10.0
+    assert mul(-3.0, 0.0) == 0.0
+    assert add(4.0, 2.5) == 6.5
+    assert add(-1.0, 1.0) == 0.0
+    assert neg(3.0) == -3.0
+    assert neg(-2.0) == 2.0
+    assert id(7.25) == 7.25
+
+
+@pytest.mark.task0_1
+def test_comparisons_return_floats():
+    assert lt(1.0, 2.0) == 1.0
+    assert lt(2.0, 1.0) == 0.0
+    assert lt(1.0, 1.0) == 0.0
+    assert eq(3.0, 3.0) == 1.0
+    assert eq(3.0, 3.5) == 0.0
+    for v in (lt(1.0, 2.0), eq(1.0, 2.0)):
+        assert isinstance(v, float)
+
+
+@pytest.mark.task0_1
+def test_max_and_is_close():
+    assert max(1.0, 2.0) == 2.0
+    assert max(2.0, 1.0) == 2.0
+    assert max(-5.0, -7.0) == -5.0
+    assert is_close(1.0, 1.005) == 1.0
+    assert is_close(1.0, 1.02) == 0.0
+
+
+@pytest.mark.task0_1
+def test_sigmoid_relu_log_exp_inv_values():
+    assert sigmoid(0.0) == 0.5
+    assert sigmoid(2.0) == pytest.approx(1.0 / (1.0 + math.e**-2.0))
+    assert sigmoid(-2.0) == pytest.approx(1.0 / (1.0 + math.e**2.0))
+    assert relu(3.5) == 3.5
+    assert relu(-3.5) == 0.0
+    assert relu(0.0) == 0.0
+    assert log(math.e) == pytest.approx(1.0)
+    assert log(1.0) == 0.0
+    assert exp(0.0) == 1.0
+    assert exp(1.0) == pytest.approx(2.718281828459045)
+    assert inv(4.0) == 0.25
+    assert inv(-0.5) == -2.0
+
+
+@pytest.mark.task0_1
+def test_backward_functions_by_hand():
+    # d/dx log x = 1/x ; d/dx 1/x = -1/x^2 ; relu' = 1 for x>0 ; sigmoid' = s(1-s)
+    assert log_back(2.0, 3.0) == 1.5
+    assert inv_back(2.0, 3.0) == -0.75
+    assert relu_back(2.0, 3.0) == 3.0
+    assert relu_back(-2.0, 3.0) == 0.0
+    assert relu_back(0.0, 3.0) == 0.0  # PyTorch's convention at the kink
+    assert sigmoid_back(0.0, 1.0) == 0.25
+    assert sigmoid_back(0.0, 4.0) == 1.0
+
+
+@pytest.mark.task0_1
+def test_ieee_edge_values():
+    assert log(0.0) == -math.inf
+    assert log(-0.0) == -math.inf
+    assert math.isnan(log(-1.0))
+    assert log(math.inf) == math.inf
+    assert inv(0.0) == math.inf
+    assert inv(-0.0) == -math.inf
+    assert inv(math.inf) == 0.0
+    assert exp(1000.0) == math.inf  # no OverflowError
+    assert exp(math.inf) == math.inf
+    assert exp(-1000.0) == 0.0
+    assert math.isnan(relu(math.nan))
+
+
+@pytest.mark.task0_1
+def test_exp_at_the_overflow_boundary():
+    # log(DBL_MAX) ~= 709.7827: the largest finite exp, and the next float overflows.
+    top = 709.782712893384
+    assert math.isfinite(exp(top))
+    assert exp(math.nextafter(top, math.inf)) == math.inf
+
+
+@pytest.mark.task0_1
+@pytest.mark.parametrize("x", [1e4, -1e4, 1e308, -1e308, math.inf, -math.inf])
+def test_sigmoid_is_stable_at_extremes(x):
+    s = sigmoid(x)
+    assert s == (1.0 if x > 0 else 0.0)
+    assert sigmoid_back(x, 1.0) == 0.0
+
+
+# --------------------------------------------------------------------------- task0_2
+
+
+@pytest.mark.task0_2
+@given(small_floats, small_floats)
+def test_same_as_python(x, y):
+    assert mul(x, y) == x * y
+    assert add(x, y) == x + y
+    assert neg(x) == -x
+    assert id(x) == x
+    assert max(x, y) == (x if x >= y else y)
+    if abs(x) > 1e-3:
+        assert inv(x) == pytest.approx(1.0 / x)
+
+
+@pytest.mark.task0_2
+@given(small_floats)
+def test_sigmoid_range_and_symmetry(a):
+    s = sigmoid(a)
+    assert 0.0 <= s <= 1.0
+    assert sigmoid(-a) == pytest.approx(1.0 - s, abs=1e-12)
+
+
+@pytest.mark.task0_2
+@given(small_floats, small_floats)
+def test_sigmoid_is_monotone(a, b):
+    lo, hi = (a, b) if a <= b else (b, a)
+    assert sigmoid(lo) <= sigmoid(hi)
+
+
+@pytest.mark.task0_2
+@given(any_floats)
+def test_sigmoid_and_exp_never_raise(x):
+    assert 0.0 <= sigmoid(x) <= 1.0
+    e = exp(x)
+    assert e >= 0.0
+    if x < 709.0:
+        assert e == math.exp(x)
+    if x > 710.0:
+        assert e == math.inf
+
+
+@pytest.mark.task0_2
+@given(small_floats, small_floats)
+def test_relu_and_relu_back(x, d):
+    assert relu(x) == (x if x > 0 else 0.0)
+    assert relu(x) >= 0.0
+    assert relu_back(x, d) == (d if x > 0 else 0.0)
+
+
+@pytest.mark.task0_2
+@given(small_floats, small_floats)
+def test_lt_eq_trichotomy(x, y):
+    # Exactly one of x < y, y < x, x == y holds.
+    assert lt(x, y) + lt(y, x) + eq(x, y) == 1.0
+    assert eq(x, y) == eq(y, x)
+    assert lt(x, x) == 0.0
+    assert eq(x, x) == 1.0
+
+
+@pytest.mark.task0_2
+@given(small_floats, small_floats)
+def test_max_properties(x, y):
+    m = max(x, y)
+    assert m >= x
+    assert m >= y
+    assert m in (x, y)
+    assert max(y, x) == m
+
+
+@pytest.mark.task0_2
+@given(small_floats, small_floats, small_floats)
+def test_mul_distributes_over_add(x, y, z):
+    assert mul(z, add(x, y)) == pytest.approx(add(mul(z, x), mul(z, y)), abs=1e-9)
+
+
+@pytest.mark.task0_2
+@given(small_floats, small_floats)
+def test_add_and_mul_commute(x, y):
+    assert add(x, y) == add(y, x)
+    assert mul(x, y) == mul(y, x)
+
+
+@pytest.mark.task0_2
+@given(small_floats)
+def test_log_inverts_exp(x):
+    assert log(exp(x)) == pytest.approx(x, abs=1e-9)
+
+
+@pytest.mark.task0_2
+@given(floats(min_value=1e-3, max_value=100))
+def test_exp_inverts_log(x):
+    assert exp(log(x)) == pytest.approx(x, rel=1e-12)
+
+
+@pytest.mark.task0_2
+@given(floats(min_value=-100, max_value=-1e-300))
+def test_log_of_negative_is_nan(x):
+    assert math.isnan(log(x))
+
+
+@pytest.mark.task0_2
+@given(small_floats)
+def test_is_close_reflexive(x):
+    assert is_close(x, x) == 1.0
+    assert is_close(x, x + 1.0) == 0.0
+
+
+@pytest.mark.task0_2
+@given(floats(min_value=0.1, max_value=100), small_floats)
+def test_log_back_matches_central_difference(x, d):
+    expected = d * central_diff(log, x)
+    assert log_back(x, d) == pytest.approx(expected, rel=1e-4, abs=1e-4)
+
+
+@pytest.mark.task0_2
+@given(small_floats, small_floats)
+def test_inv_back_matches_central_difference(x, d):
+    assume(abs(x) > 0.1)
+    expected = d * central_diff(inv, x)
+    assert inv_back(x, d) == pytest.approx(expected, rel=1e-4, abs=1e-4)
+
+
+@pytest.mark.task0_2
+@given(small_floats, small_floats)
+def test_relu_back_matches_central_difference(x, d):
+    assume(abs(x) > 1e-3)  # away from the kink
+    expected = d * central_diff(relu, x)
+    assert relu_back(x, d) == pytest.approx(expected, rel=1e-4, abs=1e-4)
+
+
+@pytest.mark.task0_2
+@given(small_floats, small_floats)
+def test_sigmoid_back_matches_central_difference(x, d):
+    expected = d * central_diff(sigmoid, x)
+    assert sigmoid_back(x, d) == pytest.approx(expected, rel=1e-4, abs=1e-4)
+
+
+ONE_ARG, TWO_ARG, REDUCE = MathTest.cases()
+
+
+@pytest.mark.task0_2
+@pytest.mark.parametrize(("name", "fn"), ONE_ARG, ids=[n for n, _ in ONE_ARG])
+@given(x=small_floats)
+def test_math_catalogue_one_arg_is_finite_on_domain(name, fn, x):
+    assert math.isfinite(fn(x))
+
+
+@pytest.mark.task0_2
+@pytest.mark.parametrize(("name", "fn"), TWO_ARG, ids=[n for n, _ in TWO_ARG])
+@given(x=small_floats, y=small_floats)
+def test_math_catalogue_two_arg_is_finite_on_domain(name, fn, x, y):
+    assert math.isfinite(fn(x, y))
+
+
+@pytest.mark.task0_2
+def test_math_catalogue_reductions():
+    cases = dict(REDUCE)
+    assert set(cases) == {"sum_red", "mean_red", "mean_full_red"}
+    assert cases["sum_red"]([1.0, 2.0, 3.5]) == 6.5
+    assert cases["mean_red"]([1.0, 2.0, 3.0]) == 2.0
+    assert cases["mean_full_red"]([2.0, 4.0]) == 3.0
