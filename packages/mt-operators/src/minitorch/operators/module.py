@@ -78,6 +78,7 @@ class Module:
         if isinstance(value, Parameter):
             if value.name is None:
                 value.name = key
+                value._mark()
             parameters[key] = value
         elif isinstance(value, Module):
             modules[key] = value
