@@ -94,7 +94,9 @@ def test_forward_and_backward_copy_nothing_until_read(transfers: Counter[str]) -
     mask = (h > 0.1) * (target < 0.5) + (h == 0.0)
     loss = loss + (mask * h).sum() + mask.all()
     loss.backward()
-    assert x.grad is not None and w.grad is not None and bias.grad is not None
+    assert x.grad is not None
+    assert w.grad is not None
+    assert bias.grad is not None
     assert transfers == Counter(), f"copies during forward and backward: {dict(transfers)}"
 
     grad_x = x.grad.to_numpy()  # reading a result is the first transfer

@@ -230,7 +230,8 @@ def test_matmul_backward_matches_the_simple_backend() -> None:
         a = from_numpy(x, backend=backend, requires_grad=True)
         b = from_numpy(y, backend=backend, requires_grad=True)
         ((a @ b).relu() * 3.0).sum().backward()
-        assert a.grad is not None and b.grad is not None
+        assert a.grad is not None
+        assert b.grad is not None
         grads.append((a.grad.to_numpy(), b.grad.to_numpy()))
     np.testing.assert_allclose(grads[0][0], grads[1][0], atol=1e-9)
     np.testing.assert_allclose(grads[0][1], grads[1][1], atol=1e-9)

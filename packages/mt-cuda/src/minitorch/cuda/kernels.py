@@ -75,7 +75,7 @@ def _tuples(shape: Any, strides: Any) -> tuple[tuple[int, ...], tuple[int, ...]]
 
 def _contiguous(shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
     expected = 1
-    for s, st in zip(reversed(shape), reversed(strides)):
+    for s, st in zip(reversed(shape), reversed(strides), strict=True):
         if s != 1 and st != expected:
             return False
         expected *= s
@@ -111,7 +111,9 @@ def make_map(fn: Callable[[float], float]) -> Launcher:
 
     KERNELS[f"map[{fn.__name__}]"] = kernel
 
-    def call(out: Any, out_shape: Any, out_strides: Any, a: Any, a_shape: Any, a_strides: Any) -> None:
+    def call(
+        out: Any, out_shape: Any, out_strides: Any, a: Any, a_shape: Any, a_strides: Any
+    ) -> None:
         shape, strides = _tuples(out_shape, out_strides)
         shape_a, strides_a = _tuples(a_shape, a_strides)
         size = prod(shape)
@@ -135,7 +137,9 @@ def make_zip(fn: Callable[[float, float], float]) -> Launcher:
     f = device_fn(fn)
 
     @cuda.jit
-    def kernel(out, out_shape, out_strides, size, a, a_shape, a_strides, b, b_shape, b_strides, aligned):  # type: ignore[no-untyped-def]
+    def kernel(  # type: ignore[no-untyped-def]
+        out, out_shape, out_strides, size, a, a_shape, a_strides, b, b_shape, b_strides, aligned
+    ):
         i = cuda.grid(1)
         if i >= size:
             return
