@@ -1,0 +1,152 @@
+"""Kernel-level tests of the fast backend at sizes that run the parallel code paths."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import minitorch.tensor as mt
+from minitorch.fast import FastBackend, kernels
+from minitorch.fast._cache import DependencyAwareLocator
+from minitorch.tensor import IndexingError, Tensor, from_numpy
+
+F = FastBackend
+rng = np.random.default_rng(1234)
+
+
+def fast(array: np.ndarray) -> Tensor:
+    return from_numpy(np.ascontiguousarray(array), F)
+
+
+def big(*shape: int) -> np.ndarray:
+    return rng.standard_normal(shape)
+
+
+def test_work_sizes_below_reach_the_parallel_paths() -> None:
+    # The sizes in this file are chosen above the single-thread threshold.
+    assert 300 * 400 > kernels.GRAIN
+
+
+@pytest.mark.task3_1
+@pytest.mark.parametrize(
+    ("name", "ref"),
+    [("neg_map", np.negative), ("exp_map", np.exp), ("relu_map", lambda x: np.maximum(x, 0))],
+)
+def test_map_contiguous_and_permuted(name: str, ref: object) -> None:
+    x = big(300, 400)
+    op = getattr(F, name)
+    np.testing.assert_allclose(op(fast(x)).to_numpy(), ref(x))  # type: ignore[operator]
+    permuted = fast(x.T).permute(1, 0)  # same values, transposed storage
+    assert not permuted.is_contiguous()
+    np.testing.assert_allclose(op(permuted).to_numpy(), ref(x))  # type: ignore[operator]
+
+
+@pytest.mark.task3_1
+def test_map_into_broadcast_output() -> None:
+    x = big(1, 500)
+    out = F.id_map(fast(x), fast(np.zeros((300, 500))))
+    np.testing.assert_array_equal(out.to_numpy(), np.broadcast_to(x, (300, 500)))
+
+
+@pytest.mark.task3_1
+@pytest.mark.parametrize(
+    ("shape_a", "shape_b"),
+    [((300, 400), (300, 400)), ((300, 400), (400,)), ((300, 1), (1, 400)), ((2, 150, 400), (150, 1))],
+)
+def test_zip_broadcast(shape_a: tuple[int, ...], shape_b: tuple[int, ...]) -> None:
+    a, b = big(*shape_a), big(*shape_b)
+    np.testing.assert_allclose(F.add_zip(fast(a), fast(b)).to_numpy(), a + b)
+    np.testing.assert_allclose(F.mul_zip(fast(a), fast(b)).to_numpy(), a * b)
+
+
+@pytest.mark.task3_1
+def test_zip_permuted_inputs() -> None:
+    a, b = big(400, 300), big(300, 400)
+    out = F.mul_zip(fast(a).permute(1, 0), fast(b))
+    np.testing.assert_allclose(out.to_numpy(), a.T * b)
+
+
+@pytest.mark.task3_1
+@pytest.mark.parametrize("shape", [(700, 300), (3, 200, 1100), (40000, 1), (1, 40000)])
+def test_reduce_every_dim(shape: tuple[int, ...]) -> None:
+    x = big(*shape)
+    for dim in range(len(shape)):
+        got = F.add_reduce(fast(x), dim).to_numpy()
+        np.testing.assert_allclose(got, x.sum(axis=dim, keepdims=True), rtol=1e-9, atol=1e-9)
+        got = F.max_reduce(fast(x), dim).to_numpy()
+        np.testing.assert_array_equal(got, x.max(axis=dim, keepdims=True))
+
+
+@pytest.mark.task3_1
+def test_reduce_permuted_input() -> None:
+    x = big(600, 500)
+    t = fast(x.T).permute(1, 0)
+    for dim in (0, 1):
+        np.testing.assert_allclose(
+            F.add_reduce(t, dim).to_numpy(), x.sum(axis=dim, keepdims=True), rtol=1e-9
+        )
+
+
+@pytest.mark.task3_1
+def test_parallel_reduction_is_deterministic() -> None:
+    """The same reduction, many times on many threads, gives bit-identical results."""
+    x = fast(big(512, 3000))
+    for dim in (0, 1):
+        first = F.add_reduce(x, dim).to_numpy().copy()
+        for _ in range(20):
+            np.testing.assert_array_equal(F.add_reduce(x, dim).to_numpy(), first)
+
+
+@pytest.mark.task3_2
+@pytest.mark.parametrize(
+    ("shape_a", "shape_b"),
+    [
+        ((130, 150), (150, 270)),  # crosses every tile edge (64, 256, 128)
+        ((1, 300), (300, 1)),  # 1xN @ Nx1
+        ((300, 1), (1, 300)),  # Nx1 @ 1xN
+        ((3, 70, 90), (3, 90, 80)),  # batched
+        ((4, 1, 33, 40), (5, 40, 20)),  # broadcast batch dimensions
+        ((2, 65, 129), (129, 257)),  # batch against a plain matrix
+    ],
+)
+def test_matmul_against_numpy(shape_a: tuple[int, ...], shape_b: tuple[int, ...]) -> None:
+    a, b = big(*shape_a), big(*shape_b)
+    np.testing.assert_allclose((fast(a) @ fast(b)).to_numpy(), a @ b, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.task3_2
+def test_matmul_transposed_views_are_not_copied() -> None:
+    a, b = big(150, 130), big(270, 150)
+    ta, tb = fast(a).permute(1, 0), fast(b).permute(1, 0)
+    np.testing.assert_allclose((ta @ tb).to_numpy(), a.T @ b.T, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.task3_2
+def test_matmul_backward_against_formula() -> None:
+    a, b, g = big(70, 90), big(90, 300), big(70, 300)
+    ta, tb = fast(a).requires_grad_(), fast(b).requires_grad_()
+    (ta @ tb).backward(fast(g))
+    assert ta.grad is not None and tb.grad is not None
+    np.testing.assert_allclose(ta.grad.to_numpy(), g @ b.T, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(tb.grad.to_numpy(), a.T @ g, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.task3_2
+def test_matmul_mismatch_is_an_indexing_error() -> None:
+    with pytest.raises(IndexingError, match=r"\(3, 4\) @ \(5, 2\)"):
+        fast(big(3, 4)) @ fast(big(5, 2))
+
+
+@pytest.mark.task3_1
+def test_backend_found_by_name() -> None:
+    assert mt.backend("fast") is FastBackend
+
+
+@pytest.mark.task3_1
+def test_every_kernel_is_cached_through_the_dependency_aware_locator() -> None:
+    F.neg_map(fast(big(2, 2)))  # make sure at least one closure kernel exists
+    assert "matmul" in kernels.KERNELS and "map[neg]" in kernels.KERNELS
+    for name, kernel in kernels.KERNELS.items():
+        cache = kernel._cache
+        assert type(cache).__name__ == "FunctionCache", name
+        assert isinstance(cache._impl.locator, DependencyAwareLocator), name
