@@ -1,0 +1,28 @@
+"""MiniTorch explorer: look at the data, the training, the graphs and the strides.
+
+Start it with ``hatch run app`` (or ``streamlit run examples/app/app.py``). Each page is a
+script in ``views/``; what the pages compute lives in the ``explorer`` package next to
+this file.
+"""
+
+import sys
+from pathlib import Path
+
+import streamlit as st
+
+# `streamlit run` puts this folder on sys.path; AppTest and other runners may not.
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+
+st.set_page_config(page_title="MiniTorch explorer", page_icon=":material/hub:", layout="wide")
+
+PAGES = [
+    st.Page("views/datasets.py", title="Datasets", icon=":material/scatter_plot:", default=True),
+    st.Page("views/train.py", title="Train", icon=":material/model_training:"),
+    st.Page("views/autodiff.py", title="Autodiff graph", icon=":material/account_tree:"),
+    st.Page("views/strides.py", title="Strides", icon=":material/grid_on:"),
+    st.Page("views/mnist.py", title="MNIST", icon=":material/draw:"),
+]
+
+st.navigation(PAGES).run()
