@@ -1,0 +1,115 @@
+"""End to end: the real server on localhost, each page loaded in headless Chromium.
+
+A page passes when Streamlit reports it connected and idle, its expected text and charts
+are drawn, and it shows no exception, no error box and no JavaScript error. A screenshot
+of each page is saved under ``test-artifacts/app/`` (with the server's log).
+
+Chromium is Debian's ``chromium`` package (``examples/app/install-browser.sh``). Without
+it the test is skipped, except in CI (``CI`` set), where it fails.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from app_support import APP, ARTIFACTS, missing, require_app_packages
+
+require_app_packages()
+
+from app_browser import Browser, find_chromium, streamlit_server  # noqa: E402
+
+pytestmark = pytest.mark.task0_5
+
+CHROMIUM = find_chromium()
+if CHROMIUM is None:
+    missing("Chromium", "apt-get install chromium, or set CHROMIUM=/path/to/chromium")
+
+
+@pytest.fixture(scope="module")
+def artifacts() -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    (ARTIFACTS.parent / ".gitignore").write_text("# test output, never committed\n*\n")
+    return ARTIFACTS
+
+
+@pytest.fixture(scope="module")
+def server(artifacts: Path) -> Iterator[str]:
+    with streamlit_server(APP, artifacts / "server.log") as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    assert CHROMIUM is not None
+    with Browser(CHROMIUM) as b:
+        yield b
+
+
+def _mnist_expectation() -> tuple[str, str | None]:
+    from explorer.mnist import MnistError, find_mnist_dir
+
+    try:
+        find_mnist_dir()
+    except MnistError:
+        return "MNIST data not available", None
+    return "test images from", "images"
+
+
+@pytest.mark.parametrize(
+    ("name", "path", "expect", "charts"),
+    [
+        ("datasets", "", "spiral:", "plotly"),
+        ("train", "train", "Choose the settings", None),
+        ("autodiff", "autodiff", "d out / d x", "graphviz"),
+        ("strides", "strides", "reads storage position", "plotly"),
+        ("mnist", "mnist", None, None),
+    ],
+)
+def test_page_renders_without_errors(
+    server: str,
+    browser: Browser,
+    artifacts: Path,
+    name: str,
+    path: str,
+    expect: str | None,
+    charts: str | None,
+) -> None:
+    if name == "mnist":
+        expect, charts = _mnist_expectation()
+    assert expect is not None
+    js_errors = len(browser.js_errors)
+    state = browser.load(f"{server}/{path}", expect, charts=charts)
+    browser.screenshot(artifacts / f"{name}.png")
+    assert not state.exceptions, state.exceptions
+    assert not state.errors, state.errors
+    assert browser.js_errors[js_errors:] == []
+
+
+def test_training_streams_progress_to_the_browser(
+    server: str, browser: Browser, artifacts: Path
+) -> None:
+    epochs = 60
+    query = f"dataset=xor&backend=simple&epochs={epochs}&points=16&hidden=4"
+    browser.load(f"{server}/train?{query}", "Choose the settings")
+    browser.click_button("Train")
+
+    seen: set[int] = set()
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        state = browser.state()
+        assert state is not None
+        assert not state.exceptions, state.exceptions
+        seen.update(int(n) for n in re.findall(rf"epoch (\d+)/{epochs}", state.text))
+        if "Done in" in state.text:
+            break
+        time.sleep(0.25)
+    state = browser.wait_for("Done in", timeout=30, charts="plotly")
+    time.sleep(0.5)  # let Plotly finish its transition before the picture
+    browser.screenshot(artifacts / "train-done.png")
+    assert not state.errors, state.errors
+    assert re.search(r"final accuracy\s+\d+\.\d%", state.text)
+    assert any(0 < n < epochs for n in seen), f"no progress seen before the end: {sorted(seen)}"

@@ -1,0 +1,266 @@
+"""The explorer's computations without Streamlit: expressions, graphs, strides, training."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import pytest
+from app_support import require_app_packages
+
+require_app_packages()
+
+from explorer.autodiff_graph import graph_nodes, node_derivatives, to_dot  # noqa: E402
+from explorer.expression import ExpressionError, evaluate, parse_variables  # noqa: E402
+from explorer.strides import StrideError, explore, parse_shape, position_formula  # noqa: E402
+from explorer.training import (  # noqa: E402
+    TrainingConfig,
+    TrainingJob,
+    backend_problem,
+    config_from_query,
+    probability_grid,
+)
+
+from minitorch.autodiff import Scalar  # noqa: E402
+
+# --- expressions -------------------------------------------------------------------------
+
+
+@pytest.mark.task1_4
+def test_expression_builds_the_graph_and_backward_matches_the_math() -> None:
+    result = evaluate("(x * y + x.exp()).log()", {"x": 2.0, "y": 0.5})
+    result.output.backward()
+    inner = 2.0 * 0.5 + math.exp(2.0)
+    assert result.output.data == pytest.approx(math.log(inner))
+    assert result.variables["x"].derivative == pytest.approx((0.5 + math.exp(2.0)) / inner)
+    assert result.variables["y"].derivative == pytest.approx(2.0 / inner)
+
+
+@pytest.mark.task1_4
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("x - y / 2", 2.0 - 0.5 / 2),
+        ("-x * 3 + 1", -5.0),
+        ("x.sigmoid() * y.relu()", 0.5 / (1 + math.exp(-2.0))),
+        ("(-x).relu() + (2).exp()", math.exp(2.0)),
+        ("x / (y - 0.5)", math.inf),  # Scalar division follows IEEE: no exception
+    ],
+)
+def test_expression_values(text: str, expected: float) -> None:
+    assert evaluate(text, {"x": 2.0, "y": 0.5}).output.data == pytest.approx(expected)
+
+
+@pytest.mark.task1_4
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("__import__('os')", "calling __import__(...) is not allowed"),
+        ("__import__('os').system('true')", "method .system() is not allowed"),
+        ("x.__class__", "the attribute .__class__ is not allowed"),
+        ("x.data", "the attribute .data is not allowed"),
+        ("x ** 2", "the operator ** is not allowed"),
+        ("x.log(2)", ".log() takes no arguments"),
+        ("x.backward()", "method .backward() is not allowed"),
+        ("z + 1", "unknown name 'z'"),
+        ("'a' + x", "only numbers are allowed"),
+        ("True * x", "only numbers are allowed"),
+        ("[x][0]", "is not allowed"),
+        ("x if y else x", "is not allowed"),
+        ("lambda: x", "is not allowed"),
+        ("x < y", "a comparison is not allowed"),
+        ("(x", "not a valid expression"),
+        ("1 / 0", "division by zero"),
+        ("2 + 3", "does not use any variable"),
+        ("", "type an expression"),
+        ("x + " * 100 + "x", "characters long"),
+    ],
+)
+def test_expression_whitelist_rejects_with_a_clear_message(text: str, message: str) -> None:
+    with pytest.raises(ExpressionError) as exc:
+        evaluate(text, {"x": 2.0, "y": 0.5})
+    assert message in str(exc.value)
+
+
+@pytest.mark.task1_4
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("x", "needs a value"),
+        ("x = a", "not a number"),
+        ("x = 1, x = 2", "declared twice"),
+        ("1x = 2", "not a usable variable name"),
+        ("for = 2", "not a usable variable name"),
+        ("x = inf", "must be finite"),
+        (" , ", "declare at least one variable"),
+    ],
+)
+def test_variable_list_errors(text: str, message: str) -> None:
+    with pytest.raises(ExpressionError) as exc:
+        parse_variables(text)
+    assert message in str(exc.value)
+
+
+@pytest.mark.task1_4
+def test_node_derivatives_agree_with_backward_on_the_leaves() -> None:
+    result = evaluate("(x * y - x / y).sigmoid() * x", {"x": 1.5, "y": -0.7})
+    derivatives = node_derivatives(result.output)
+    result.output.backward()
+    for leaf in result.variables.values():
+        assert derivatives[leaf.unique_id] == pytest.approx(leaf.derivative)
+
+
+@pytest.mark.task1_4
+def test_graph_nodes_and_dot() -> None:
+    result = evaluate("x * x + 3", {"x": 2.0})
+    nodes = graph_nodes(result.output)
+    kinds = [n.kind for n in nodes]
+    assert kinds[0] == "output"
+    assert kinds.count("variable") == 1  # x is one node, used twice
+    assert kinds.count("constant") == 1
+    (x,) = (n for n in nodes if n.kind == "variable")
+    assert x.derivative == pytest.approx(4.0)
+    mul = next(n for n in nodes if n.label == "Mul")
+    assert mul.inputs == (x.key, x.key)
+    source = to_dot(nodes).source
+    assert "Add (output)" in source
+    assert "grad 4" in source
+    assert source.count("->") == sum(len(n.inputs) for n in nodes)
+
+
+@pytest.mark.task1_4
+def test_graph_of_a_leaf_used_directly() -> None:
+    x = Scalar(3.0, name="x")
+    out = x.exp()
+    assert [n.kind for n in graph_nodes(out)] == ["output", "variable"]
+
+
+# --- strides -----------------------------------------------------------------------------
+
+
+@pytest.mark.task2_1
+def test_permute_shares_storage_and_swaps_strides() -> None:
+    view = explore((2, 3), "t.permute(1, 0)")
+    assert [s.strides for s in view.steps] == [(3, 1), (1, 3)]
+    assert [s.contiguous for s in view.steps] == [True, False]
+    assert all(s.shares_storage for s in view.steps)
+    assert view.positions.tolist() == [[0, 3], [1, 4], [2, 5]]
+    assert view.values.tolist() == [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]]
+    assert view.storage.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+
+
+@pytest.mark.task2_1
+def test_contiguous_copies_then_view_works() -> None:
+    view = explore((2, 3), ".permute(1, 0).contiguous().view(6)")
+    assert view.shape == (6,)
+    assert view.steps[2].shares_storage is False
+    assert view.storage.tolist() == [0.0, 3.0, 1.0, 4.0, 2.0, 5.0]
+    assert view.positions.tolist() == list(range(6))
+
+
+@pytest.mark.task2_1
+def test_three_dims_positions_follow_the_strides() -> None:
+    view = explore((2, 3, 4), "t.permute(2, 0, 1)")
+    assert view.strides == (1, 12, 4)
+    for index in np.ndindex(*view.shape):
+        assert view.positions[index] == sum(i * s for i, s in zip(index, view.strides, strict=True))
+    assert position_formula((3, 1, 2), view.strides) == "3*1 + 1*12 + 2*4 = 23"
+
+
+@pytest.mark.task2_1
+@pytest.mark.parametrize(
+    ("code", "message"),
+    [
+        ("t.permute(1, 0).view(6)", "contiguous"),
+        ("t.view(4)", "cannot view"),
+        ("t.permute(0)", "not a permutation"),
+        ("t.reshape(6)", "not one of"),
+        ("t.view(n)", "must be integers"),
+        ("__import__('os')", "chain of calls on t"),
+        ("t.view(1, 1, 1, 6)", "at most 3"),
+    ],
+)
+def test_stride_errors_keep_the_library_message(code: str, message: str) -> None:
+    with pytest.raises(StrideError) as exc:
+        explore((2, 3), code)
+    assert message in str(exc.value)
+
+
+@pytest.mark.task2_1
+@pytest.mark.parametrize("text", ["", "2, x", "0, 3", "1, 2, 3, 4", "11, 11"])
+def test_bad_shapes(text: str) -> None:
+    with pytest.raises(StrideError):
+        parse_shape(text)
+
+
+# --- training ------------------------------------------------------------------------------
+
+
+@pytest.mark.task2_5
+def test_config_from_query_ignores_bad_values() -> None:
+    cfg = config_from_query({"dataset": "spiral", "epochs": "20", "lr": "nan", "backend": "x"})
+    assert (cfg.dataset, cfg.epochs) == ("spiral", 20)
+    assert cfg.lr == TrainingConfig().lr
+    assert cfg.backend == TrainingConfig().backend
+    assert config_from_query({"seed": "0", "hidden": "-3"}).hidden == TrainingConfig().hidden
+
+
+@pytest.mark.task2_5
+def test_backend_problem_names_the_package() -> None:
+    assert backend_problem("scalar") is None
+    assert backend_problem("simple") is None
+    assert "unknown backend" in (backend_problem("gpu9000") or "")
+
+
+@pytest.mark.task2_5
+@pytest.mark.parametrize("backend", ["scalar", "simple"])
+def test_job_streams_progress_and_finishes(backend: str, stop_training: list) -> None:
+    cfg = TrainingConfig(dataset="simple", backend=backend, hidden=2, epochs=4, points=8)
+    job = TrainingJob(cfg).start()
+    stop_training.append(job)
+    assert job.join(timeout=60)
+    p = job.snapshot()
+    assert p.status == "done", p.error
+    assert len(p.losses) == len(p.accuracies) == 4
+    assert p.data is not None
+    assert p.data.N == 8
+    assert p.boundary is not None
+    assert p.boundary.shape[0] == p.boundary.shape[1]
+    assert 0.0 <= (p.final_accuracy or 0.0) <= 1.0
+
+
+@pytest.mark.task2_5
+def test_job_stops_when_asked(stop_training: list) -> None:
+    cfg = TrainingConfig(dataset="xor", backend="simple", hidden=2, epochs=5000, points=8)
+    job = TrainingJob(cfg).start()
+    stop_training.append(job)
+    deadline = time.monotonic() + 60
+    while not job.snapshot().losses and time.monotonic() < deadline:
+        time.sleep(0.05)
+    job.stop()
+    assert job.join(timeout=60)
+    p = job.snapshot()
+    assert p.status == "stopped"
+    assert 0 < len(p.losses) < 5000
+    assert p.final_accuracy is not None
+
+
+@pytest.mark.task2_5
+def test_job_reports_a_failure(stop_training: list) -> None:
+    job = TrainingJob(TrainingConfig(dataset="nope", backend="scalar", epochs=1)).start()
+    stop_training.append(job)
+    assert job.join(timeout=30)
+    p = job.snapshot()
+    assert p.status == "failed"
+    assert "unknown dataset 'nope'" in (p.error or "")
+
+
+@pytest.mark.task2_5
+def test_probability_grid_of_the_tensor_model() -> None:
+    from explorer.examples import load_example
+
+    result = load_example("train_tensor").train("simple", points=6, hidden=2, epochs=1)
+    grid = probability_grid(result["model"], "simple", 5)
+    assert grid.shape == (5, 5)
+    assert ((grid >= 0.0) & (grid <= 1.0)).all()

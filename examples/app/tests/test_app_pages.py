@@ -1,0 +1,320 @@
+"""Each page of the explorer driven by Streamlit's AppTest: set inputs, run, check the output.
+
+The app is started from its entry point (``app.py``, which declares the pages with
+``st.navigation``) and each test switches to its page, as a user would.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from app_support import APP, require_app_packages
+
+require_app_packages()
+
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+from minitorch.operators import datasets  # noqa: E402
+
+TIMEOUT = 60  # seconds for one script run (the first imports plotly, pandas, ...)
+
+
+def open_page(page: str, query: dict[str, str] | None = None) -> AppTest:
+    """Run the app and switch to ``views/<page>.py``."""
+    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
+    at.run()
+    if page != "datasets":
+        at.switch_page(f"views/{page}.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def charts(at: AppTest) -> list[dict[str, Any]]:
+    """The Plotly figures on the page, as the JSON the browser receives."""
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+def traces(figure: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {t.get("name", t["type"]): t for t in figure["data"]}
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+# --- Datasets ------------------------------------------------------------------------------
+
+
+def _chart_of(at: AppTest, name: str) -> dict[str, dict[str, Any]]:
+    """The traces of dataset ``name``'s chart."""
+    (figure,) = [f for f in charts(at) if f["layout"]["title"]["text"].startswith(f"{name}:")]
+    return traces(figure)
+
+
+@pytest.mark.task0_5
+def test_datasets_page_plots_all_six_with_n_points() -> None:
+    at = open_page("datasets")
+    figures = charts(at)
+    assert len(figures) == 6
+    titles = [f["layout"]["title"]["text"] for f in figures]
+    assert sorted(t.split(":")[0] for t in titles) == sorted(datasets)
+    for figure in figures:
+        assert sum(len(t["x"]) for t in figure["data"]) == 100
+
+    at.slider(key="n").set_value(40).run()
+    assert not at.exception
+    assert all(sum(len(t["x"]) for t in f["data"]) == 40 for f in charts(at))
+
+
+@pytest.mark.task0_5
+def test_datasets_page_seed_changes_the_points_and_labels_match_the_rule() -> None:
+    at = open_page("datasets")
+    before = _chart_of(at, "simple")  # label 1 left of x1 = 0.5
+    at.number_input(key="seed").set_value(7).run()
+    after = _chart_of(at, "simple")
+    assert before["y = 0"]["x"] != after["y = 0"]["x"]
+    assert all(x < 0.5 for x in after["y = 1"]["x"])
+    assert all(x >= 0.5 for x in after["y = 0"]["x"])
+
+
+# --- Train -----------------------------------------------------------------------------------
+
+
+def _start_training(at: AppTest, stop_training: list) -> Any:
+    at.button(key="train").click().run()
+    assert not at.exception, at.exception
+    job = at.session_state["train_job"]
+    stop_training.append(job)
+    return job
+
+
+@pytest.mark.task2_5
+def test_train_page_trains_on_the_simple_backend(stop_training: list) -> None:
+    at = open_page("train", {"backend": "simple", "epochs": "6", "points": "10", "hidden": "3"})
+    assert at.selectbox(key="backend").value == "simple"
+    assert at.info[0].value.startswith("Choose the settings")
+
+    job = _start_training(at, stop_training)
+    assert job.join(timeout=60)
+    at.run()
+    assert not at.exception
+    shown = metrics(at)
+    assert shown["epoch"] == "6/6"
+    final = job.snapshot().final_accuracy
+    assert shown["final accuracy"] == f"{final:.1%}"
+    assert at.success[0].value.endswith(f"final accuracy {final:.1%}.")
+
+    boundary, loss = charts(at)
+    assert len(traces(loss)["loss"]["y"]) == 6
+    assert traces(loss)["loss"]["y"] == pytest.approx(job.snapshot().losses)
+    probs = traces(boundary)["P(y = 1)"]["z"]
+    assert len(probs) == len(probs[0]) > 1
+    assert len(traces(boundary)["y = 0"]["x"]) + len(traces(boundary)["y = 1"]["x"]) == 10
+    assert at.button(key="train").disabled is False
+
+
+@pytest.mark.task1_5
+def test_train_page_trains_a_network_of_scalars(stop_training: list) -> None:
+    at = open_page("train", {"backend": "scalar", "epochs": "3", "points": "10", "hidden": "2"})
+    at.selectbox(key="dataset").set_value("diag")
+    job = _start_training(at, stop_training)
+    assert job.config.backend == "scalar"
+    assert job.config.dataset == "diag"
+    assert job.join(timeout=60)
+    at.run()
+    assert metrics(at)["epoch"] == "3/3"
+    assert job.snapshot().status == "done"
+
+
+@pytest.mark.task2_5
+def test_train_page_stays_live_while_training_and_stop_works(stop_training: list) -> None:
+    at = open_page("train", {"backend": "simple", "epochs": "5000", "points": "10", "hidden": "2"})
+    job = _start_training(at, stop_training)
+    # The run that started training returned at once: the page is drawn while the
+    # background thread trains, with the Train button disabled and a Stop button.
+    assert at.button(key="train").disabled is True
+    deadline = time.monotonic() + 60
+    while len(job.snapshot().losses) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    at.run()  # what the polling fragment shows mid-training
+    epoch = int(metrics(at)["epoch"].split("/")[0])
+    assert 1 <= epoch < 5000
+    assert job.snapshot().status == "running"
+
+    at.button(key="stop").click().run()
+    assert job.join(timeout=60)
+    at.run()
+    assert not at.exception
+    p = job.snapshot()
+    assert p.status == "stopped"
+    assert at.warning[0].value.startswith(f"Stopped after {len(p.losses)} of 5000 epochs")
+
+
+# --- Autodiff graph ----------------------------------------------------------------------------
+
+
+@pytest.mark.task1_4
+def test_autodiff_page_shows_values_derivatives_and_the_graph() -> None:
+    at = open_page("autodiff")
+    x, y = 2.0, 0.5
+    inner = x * y + math.exp(x)
+    shown = metrics(at)
+    assert float(shown["out"]) == pytest.approx(math.log(inner), rel=1e-5)
+    assert float(shown["d out / d x"]) == pytest.approx((y + math.exp(x)) / inner, rel=1e-5)
+    assert float(shown["d out / d y"]) == pytest.approx(x / inner, rel=1e-5)
+    (graph,) = at.get("graphviz_chart")
+    dot = graph.proto.spec
+    for label in ("Log (output)", "Exp", "Mul", "Add", "x\\nvalue 2", "y\\nvalue 0.5"):
+        assert label in dot
+    check = at.dataframe[0].value
+    assert check["backward()"].to_numpy() == pytest.approx(
+        check["central difference"].to_numpy(), rel=1e-4
+    )
+
+
+@pytest.mark.task1_4
+def test_autodiff_page_new_expression_and_variables() -> None:
+    at = open_page("autodiff")
+    at.text_input(key="variables").set_value("a = -1, b = 3").run()
+    at.text_input(key="expression").set_value("(a * b).relu() + b.sigmoid()").run()
+    assert not at.exception
+    shown = metrics(at)
+    assert float(shown["d out / d a"]) == 0.0  # the relu is off
+    s = 1 / (1 + math.exp(-3))
+    assert float(shown["d out / d b"]) == pytest.approx(s * (1 - s), rel=1e-5)
+    assert "ReLU" in at.get("graphviz_chart")[0].proto.spec
+
+
+@pytest.mark.task1_4
+@pytest.mark.parametrize(
+    ("expression", "message"),
+    [
+        ("__import__('os').system('echo hacked')", "is not allowed"),
+        ("x ** 2", "the operator ** is not allowed"),
+        ("x + w", "unknown name 'w'"),
+    ],
+)
+def test_autodiff_page_rejects_code_with_a_message(expression: str, message: str) -> None:
+    at = open_page("autodiff")
+    at.text_input(key="expression").set_value(expression).run()
+    assert not at.exception
+    assert message in at.error[0].value
+    assert not at.get("graphviz_chart")
+
+
+# --- Strides ---------------------------------------------------------------------------------
+
+
+@pytest.mark.task2_1
+def test_strides_page_shows_which_cell_each_index_reads() -> None:
+    at = open_page("strides")
+    steps = at.dataframe[0].value
+    assert steps["strides"].tolist() == ["(3, 1)", "(1, 3)"]
+    assert steps["contiguous"].tolist() == [True, False]
+
+    at.number_input(key="index_0_of_(3, 2)").set_value(2)
+    at.number_input(key="index_1_of_(3, 2)").set_value(1).run()
+    assert "reads storage position **5**: `2*1 + 1*3 = 5`" in at.markdown[0].value
+    grid, strip = charts(at)
+    cells = grid["data"][0]["z"]  # storage position of each index
+    assert cells == [[0, 3], [1, 4], [2, 5]]
+    highlight = [s for s in strip["layout"]["shapes"]]
+    assert highlight[0]["x0"] == pytest.approx(4.5)  # the storage strip marks cell 5
+
+
+@pytest.mark.task2_1
+def test_strides_page_examples_and_errors() -> None:
+    at = open_page("strides")
+    at.selectbox(key="example").set_value("view after permute (fails)").run()
+    assert not at.exception
+    assert "call .contiguous() first" in at.error[0].value
+
+    at.selectbox(key="example").set_value("permute, copy, view").run()
+    steps = at.dataframe[0].value
+    assert steps["same storage as t"].tolist() == [True, True, False, False]
+
+    at.text_input(key="shape").set_value("2, 3, 4").run()
+    at.text_input(key="code").set_value("t.permute(2, 0, 1)").run()
+    assert not at.error
+    grid = charts(at)[0]
+    assert len(grid["data"]) == 4  # one grid per index of the first dimension (size 4)
+
+
+# --- MNIST -----------------------------------------------------------------------------------
+
+
+def _write_idx(path: Path, array: np.ndarray) -> None:
+    magic = 2051 if array.ndim == 3 else 2049
+    header = magic.to_bytes(4, "big") + b"".join(d.to_bytes(4, "big") for d in array.shape)
+    with gzip.open(path, "wb") as f:
+        f.write(header + array.astype(np.uint8).tobytes())
+
+
+@pytest.fixture
+def fake_mnist(tmp_path: Path) -> Path:
+    """A data folder with 40 random 28 x 28 'test images' in the MNIST file format."""
+    folder = tmp_path / "mnist"
+    folder.mkdir()
+    rng = np.random.default_rng(0)
+    _write_idx(folder / "t10k-images-idx3-ubyte.gz", rng.integers(0, 256, (40, 28, 28)))
+    _write_idx(folder / "t10k-labels-idx1-ubyte.gz", rng.integers(0, 10, 40))
+    return tmp_path
+
+
+@pytest.mark.task4_5
+def test_mnist_page_without_data_says_what_to_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MINITORCH_DATA", raising=False)
+    at = open_page("mnist")
+    assert "MNIST data not available" in at.info[0].value
+    assert "MINITORCH_DATA" in at.info[0].value
+    assert not at.get("image")
+
+
+@pytest.mark.task4_5
+def test_mnist_page_shows_sample_images(fake_mnist: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MINITORCH_DATA", str(fake_mnist))
+    at = open_page("mnist")
+    assert not at.exception
+    assert len(at.get("image")) == 16
+    assert at.subheader[0].value.startswith("16 test images")
+    at.slider(key="count").set_value(8).run()
+    assert len(at.get("image")) == 8
+
+
+@pytest.mark.task4_5
+def test_mnist_page_reports_a_corrupt_file(
+    fake_mnist: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (fake_mnist / "mnist" / "t10k-labels-idx1-ubyte.gz").write_bytes(b"not gzip")
+    monkeypatch.setenv("MINITORCH_DATA", str(fake_mnist))
+    at = open_page("mnist")
+    assert not at.exception
+    assert "not a readable gzip file" in at.info[0].value
+
+
+@pytest.mark.task4_5
+def test_mnist_page_with_a_checkpoint_shows_predictions_and_filters() -> None:
+    from explorer.mnist import MnistError, find_checkpoint, find_mnist_dir, model_problem
+
+    problem = model_problem()
+    try:
+        find_mnist_dir()
+    except MnistError as exc:
+        problem = problem or str(exc)
+    if problem is None and find_checkpoint() is None:
+        problem = "no MNIST checkpoint (MINITORCH_CHECKPOINT or runs/)"
+    if problem:
+        pytest.skip(f"needs mt-nn, the MNIST data and a checkpoint: {problem}")
+    at = open_page("mnist")
+    assert not at.exception
+    assert "predicted" in at.get("image")[0].proto.imgs[0].caption
+    assert len(charts(at)) == 2  # filters, feature maps
