@@ -176,17 +176,19 @@ def make_zip(fn: Callable[[float, float], float]) -> Callable[..., None]:
     return kernel  # type: ignore[no-any-return]
 
 
-_REDUCE_CHUNK = 512
+_REDUCE_BLOCKS = 8
 
 
 def make_reduce(fn: Callable[[float, float], float]) -> Callable[..., None]:
     """Return a parallel kernel folding ``fn`` over dimension ``dim`` of ``a``.
 
-    Reducing the last dimension, each output element folds a run of ``a`` with one
-    stride. Reducing any other dimension, each parallel task owns a chunk of an output
-    row and folds whole rows of ``a`` into it, so the inner loop walks memory in order
-    instead of striding down a column. Every output element is folded by one task in a
-    fixed order, so results are deterministic.
+    Reducing the last dimension, each output element folds a run of ``a``; over unit
+    stride it keeps eight partial folds, so consecutive steps do not wait on each other
+    and LLVM can vectorise them (Numba does not pass fast-math flags into parallel loop
+    bodies, so it cannot reorder a single running fold). Reducing any other dimension, each
+    parallel task folds a block of whole rows of ``a`` into a partial row (streaming memory
+    in order), and the partials are combined in block order. ``fn`` must be associative
+    (add, mul, max); the fold order is fixed, so results are deterministic.
     """
     fn = jit_scalar(fn)
 
@@ -205,26 +207,66 @@ def make_reduce(fn: Callable[[float, float], float]) -> Callable[..., None]:
                 to_index(i, out_shape, index)
                 o = index_to_position(index, out_strides)
                 j = index_to_position(index, a_strides)
+                k = 0
                 acc = start
-                for k in range(n):
-                    acc = fn(acc, a[j + k * step])
+                if step == 1 and n >= 16:
+                    p0, p1, p2, p3 = a[j], a[j + 1], a[j + 2], a[j + 3]
+                    p4, p5, p6, p7 = a[j + 4], a[j + 5], a[j + 6], a[j + 7]
+                    k = 8
+                    while k + 8 <= n:
+                        p0 = fn(p0, a[j + k])
+                        p1 = fn(p1, a[j + k + 1])
+                        p2 = fn(p2, a[j + k + 2])
+                        p3 = fn(p3, a[j + k + 3])
+                        p4 = fn(p4, a[j + k + 4])
+                        p5 = fn(p5, a[j + k + 5])
+                        p6 = fn(p6, a[j + k + 6])
+                        p7 = fn(p7, a[j + k + 7])
+                        k += 8
+                    acc = fn(acc, fn(fn(fn(p0, p1), fn(p2, p3)), fn(fn(p4, p5), fn(p6, p7))))
+                for r in range(k, n):
+                    acc = fn(acc, a[j + r * step])
                 out[o] = acc
         else:
+            # Split the reduced dimension into a fixed number of blocks (not the thread
+            # count, so results never depend on it); each task streams whole rows of ``a``
+            # into its own partial row, then the partials are combined in block order.
             _, a_step = _last(a_shape, a_strides)
-            chunks = (row + _REDUCE_CHUNK - 1) // _REDUCE_CHUNK
-            for t in prange((size // row) * chunks):
-                c0 = (t % chunks) * _REDUCE_CHUNK
-                width = min(_REDUCE_CHUNK, row - c0)
+            outer = size // row
+            per = (n + _REDUCE_BLOCKS - 1) // _REDUCE_BLOCKS
+            blocks = (n + per - 1) // per
+            partial = np.empty(outer * blocks * row, np.float64)
+            for t in prange(outer * blocks):
+                k0 = (t % blocks) * per
+                k1 = min(n, k0 + per)
                 index = np.empty(nd, np.int64)
-                to_index((t // chunks) * row + c0, out_shape, index)
-                o = index_to_position(index, out_strides)
+                to_index((t // blocks) * row, out_shape, index)
                 j = index_to_position(index, a_strides)
-                acc = np.full(width, start, np.float64)
-                for k in range(n):
-                    base = j + k * step
-                    for c in range(width):
-                        acc[c] = fn(acc[c], a[base + c * a_step])
-                for c in range(width):
+                p = t * row
+                if a_step == 1:
+                    for c in range(row):
+                        partial[p + c] = a[j + k0 * step + c]
+                    for k in range(k0 + 1, k1):
+                        base = j + k * step
+                        for c in range(row):
+                            partial[p + c] = fn(partial[p + c], a[base + c])
+                else:
+                    for c in range(row):
+                        partial[p + c] = a[j + k0 * step + c * a_step]
+                    for k in range(k0 + 1, k1):
+                        base = j + k * step
+                        for c in range(row):
+                            partial[p + c] = fn(partial[p + c], a[base + c * a_step])
+            for r in prange(outer):
+                index = np.empty(nd, np.int64)
+                to_index(r * row, out_shape, index)
+                o = index_to_position(index, out_strides)
+                acc = np.full(row, start, np.float64)
+                for b in range(blocks):
+                    p = (r * blocks + b) * row
+                    for c in range(row):
+                        acc[c] = fn(acc[c], partial[p + c])
+                for c in range(row):
                     out[o + c * out_step] = acc[c]
 
     KERNELS[f"reduce[{fn.__name__}]"] = kernel
