@@ -1,0 +1,54 @@
+"""MiniTorch module 4: convolution, pooling, softmax, dropout and layers.
+
+``conv1d``/``conv2d`` run parallel Numba kernels on host tensors (``SimpleBackend``,
+``FastBackend``) and CUDA kernels on ``CudaBackend`` tensors (with the ``cuda`` extra);
+everything else is built from the backend primitives, so it runs on any backend.
+"""
+
+from .__about__ import __version__
+from .checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from .conv import Conv1dFun, Conv2dFun, conv1d, conv2d
+from .functions import (
+    argmax,
+    avgpool2d,
+    dropout,
+    logsoftmax,
+    max,
+    maxpool2d,
+    softmax,
+    tile,
+)
+from .data import MNIST, SST2, CorruptDataError, DatasetError, GloVe, MissingDataError
+from .loss import cross_entropy, nll_loss, one_hot
+from .modules import Conv1d, Conv2d, Linear
+
+__all__ = [
+    "MNIST",
+    "SST2",
+    "CheckpointError",
+    "Conv1d",
+    "Conv1dFun",
+    "Conv2d",
+    "Conv2dFun",
+    "CorruptDataError",
+    "DatasetError",
+    "GloVe",
+    "Linear",
+    "MissingDataError",
+    "__version__",
+    "argmax",
+    "avgpool2d",
+    "conv1d",
+    "conv2d",
+    "cross_entropy",
+    "dropout",
+    "load_checkpoint",
+    "logsoftmax",
+    "max",
+    "maxpool2d",
+    "nll_loss",
+    "one_hot",
+    "save_checkpoint",
+    "softmax",
+    "tile",
+]

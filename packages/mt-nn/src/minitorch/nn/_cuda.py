@@ -1,0 +1,118 @@
+"""CUDA kernels for 2-D convolution (1-D is ``height = 1``), for tensors on ``CudaBackend``.
+
+Imported only when a convolution meets a tensor whose backend has ``cuda=True``, so
+``import minitorch.nn`` never loads the CUDA toolchain. The semantics are those of
+``_kernels`` (the CPU kernels); see ``conv`` for the formulas.
+
+- ``conv_forward``: one thread per output element ``(b, o, y, x)``, summing over
+  ``(c, i, j)`` and skipping positions past the edge (the zero padding).
+- ``conv_weight_grad``: one block per weight element ``(o, c, i, j)``. Its threads each sum
+  a strided share of the ``batch * height * width`` products, then combine their partial
+  sums in shared memory by halving, as mt-cuda's reduce kernel does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from numba import cuda, types
+
+from minitorch.cuda import device, launch
+
+__all__ = ["conv_forward", "conv_weight_grad"]
+
+_BLOCK = launch.THREADS_PER_BLOCK
+
+
+@cuda.jit
+def _forward_kernel(  # type: ignore[no-untyped-def]
+    out, inp, w, bias, batch, in_ch, out_ch, height, width, kh, kw, ws0, ws1, ws2, ws3, reverse
+):
+    t = cuda.grid(1)
+    if t >= batch * out_ch * height * width:
+        return
+    x = t % width
+    y = (t // width) % height
+    o = (t // (width * height)) % out_ch
+    b = t // (width * height * out_ch)
+    acc = bias[o]
+    for c in range(in_ch):
+        plane = (b * in_ch + c) * height
+        for i in range(kh):
+            yy = y - i if reverse else y + i
+            if yy < 0 or yy >= height:
+                continue
+            for j in range(kw):
+                xx = x - j if reverse else x + j
+                if 0 <= xx < width:
+                    acc += inp[(plane + yy) * width + xx] * w[o * ws0 + c * ws1 + i * ws2 + j * ws3]
+    out[t] = acc
+
+
+@cuda.jit
+def _weight_grad_kernel(gw, gout, inp, batch, in_ch, out_ch, height, width, kh, kw, reverse):  # type: ignore[no-untyped-def]
+    cache = cuda.shared.array(_BLOCK, types.float64)
+    k = cuda.blockIdx.x  # this block's weight element (o, c, i, j)
+    j = k % kw
+    i = (k // kw) % kh
+    c = (k // (kw * kh)) % in_ch
+    o = k // (kw * kh * in_ch)
+    tid = cuda.threadIdx.x
+    acc = 0.0
+    for p in range(tid, batch * height * width, cuda.blockDim.x):
+        x = p % width
+        y = (p // width) % height
+        b = p // (width * height)
+        yy = y - i if reverse else y + i
+        xx = x - j if reverse else x + j
+        if 0 <= yy < height and 0 <= xx < width:
+            acc += (
+                gout[((b * out_ch + o) * height + y) * width + x]
+                * inp[((b * in_ch + c) * height + yy) * width + xx]
+            )
+    cache[tid] = acc
+    cuda.syncthreads()
+    half = cuda.blockDim.x // 2
+    while half > 0:
+        if tid < half:
+            cache[tid] += cache[tid + half]
+        cuda.syncthreads()
+        half //= 2
+    if tid == 0:
+        gw[k] = cache[0]
+
+
+def conv_forward(
+    out: Any,
+    inp: Any,
+    w: Any,
+    bias: Any,
+    sizes: tuple[int, ...],
+    ws: tuple[int, ...],
+    reverse: bool,
+) -> None:
+    """Launch the forward kernel on device storages (see ``_kernels.conv_forward``)."""
+    device.require_device()
+    batch, in_ch, height, width, out_ch, kh, kw = sizes
+    size = batch * out_ch * height * width
+    if size == 0:
+        return
+    blocks, threads = launch.elementwise(size)
+    _forward_kernel[blocks, threads](
+        out, inp, w, bias, batch, in_ch, out_ch, height, width, kh, kw, *ws, bool(reverse)
+    )
+
+
+def conv_weight_grad(
+    gw: Any, gout: Any, inp: Any, sizes: tuple[int, ...], reverse: bool
+) -> None:
+    """Launch the weight-gradient kernel on device storages (see ``_kernels``)."""
+    device.require_device()
+    batch, in_ch, height, width, out_ch, kh, kw = sizes
+    blocks = out_ch * in_ch * kh * kw
+    if blocks == 0:
+        return
+    threads = launch.reduction(batch * height * width)
+    _weight_grad_kernel[blocks, threads](
+        gw, gout, inp, batch, in_ch, out_ch, height, width, kh, kw, bool(reverse)
+    )

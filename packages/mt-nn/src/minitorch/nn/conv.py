@@ -1,0 +1,283 @@
+"""1-D and 2-D convolution as autodiff ``Function``s over backend-chosen kernels.
+
+The course's convolution keeps the input's size. With the kernel anchored at the left (top
+left in 2-D), ``out[b, o, x] = sum_{c, k} in[b, c, x + k] * w[o, c, k]``, reading zero past
+the right edge; with ``reverse=True`` it is anchored at the right, ``in[b, c, x - k]``,
+reading zero before the left edge. The backward pass is two more convolutions:
+
+- input gradient: ``grad_out`` convolved in the *other* direction with the weight's
+  channel axes swapped, ``w.permute(1, 0, ...)`` (a view);
+- weight gradient: ``grad_w[o, c, k] = sum_{b, x} grad_out[b, o, x] * in[b, c, x +- k]``.
+
+A 1-D convolution is the 2-D one with height 1, so one pair of kernels serves both. Which
+kernels run depends on where the input lives: tensors on a CUDA backend (``backend.cuda``)
+use the CUDA kernels of ``_cuda`` (imported only then); tensors with host (numpy) storage,
+``SimpleBackend`` and ``FastBackend`` alike, use the parallel Numba kernels of ``_kernels``.
+"""
+
+from __future__ import annotations
+
+from math import prod
+from typing import Any
+
+import numpy as np
+
+from minitorch.autodiff import Context
+from minitorch.tensor import Function, Tensor
+
+__all__ = ["Conv1dFun", "Conv2dFun", "conv1d", "conv2d"]
+
+# Scales a convolution's multiply-adds to mt-fast's unit of work (elements of a map), which
+# decides when a kernel is worth the thread pool: one vectorised multiply-add costs far
+# less than one element of a strided map.
+_FLOPS_PER_ELEMENT = 16
+
+# (batch, in_channels, height, width, out_channels, kernel_height, kernel_width)
+_Sizes = tuple[int, int, int, int, int, int, int]
+
+
+def _check(name: str, input: Tensor, weight: Tensor, dims: int) -> _Sizes:
+    """Validate shapes and return the sizes as 2-D (``height = 1`` for 1-D)."""
+    axes = "width" if dims == 1 else "height, width"
+    if not isinstance(input, Tensor) or not isinstance(weight, Tensor):
+        raise TypeError(f"{name} takes two Tensors, got {type(input).__name__} and "
+                        f"{type(weight).__name__}")
+    if input.dims != dims + 2:
+        raise ValueError(
+            f"{name} expects an input of shape (batch, in_channels, {axes}), got shape "
+            f"{input.shape}"
+        )
+    kernel_axes = "kernel_width" if dims == 1 else "kernel_height, kernel_width"
+    if weight.dims != dims + 2:
+        raise ValueError(
+            f"{name} expects a weight of shape (out_channels, in_channels, {kernel_axes}), "
+            f"got shape {weight.shape}"
+        )
+    if weight.shape[1] != input.shape[1]:
+        raise ValueError(
+            f"{name}: the input has {input.shape[1]} channels but the weight expects "
+            f"{weight.shape[1]} (input shape {input.shape}, weight shape {weight.shape})"
+        )
+    space, kernel = input.shape[2:], weight.shape[2:]
+    if any(k > s for k, s in zip(kernel, space)) or any(k < 1 for k in kernel):
+        raise ValueError(
+            f"{name}: kernel {tuple(kernel)} does not fit the input's {tuple(space)} "
+            f"(input shape {input.shape}, weight shape {weight.shape})"
+        )
+    batch, in_ch = input.shape[:2]
+    out_ch = weight.shape[0]
+    if dims == 1:
+        return batch, in_ch, 1, space[0], out_ch, 1, kernel[0]
+    return batch, in_ch, space[0], space[1], out_ch, kernel[0], kernel[1]
+
+
+def _strides4(t: Tensor) -> tuple[int, int, int, int]:
+    """The weight's strides as 2-D ``(out, in, kernel_height, kernel_width)``."""
+    strides = tuple(int(s) for s in t.tuple()[2])
+    return (strides[0], strides[1], 0, strides[2]) if len(strides) == 3 else strides  # type: ignore[return-value]
+
+
+def _host(storage: Any, what: str) -> np.ndarray:
+    if not isinstance(storage, np.ndarray):
+        raise TypeError(
+            f"conv: {what} storage is a {type(storage).__name__}; the CPU kernels need host "
+            "(numpy) storage and the CUDA kernels a backend with cuda=True"
+        )
+    return np.ascontiguousarray(storage)
+
+
+def _forward(
+    input: Tensor, weight: Tensor, bias: Tensor | None, sizes: _Sizes, reverse: bool, shape: Any
+) -> Tensor:
+    """Run the forward kernel on ``input``'s device; return a tensor of ``shape``."""
+    batch, in_ch, height, width, out_ch, kh, kw = sizes
+    x = input.contiguous()
+    ws = _strides4(weight)
+    if input.backend.cuda:
+        from . import _cuda
+
+        out = input.zeros(shape)
+        b = (bias if bias is not None else input.zeros((out_ch,))).contiguous()
+        _cuda.conv_forward(
+            out.tuple()[0], x.tuple()[0], weight.tuple()[0], b.tuple()[0], sizes, ws, reverse
+        )
+        return out
+    from . import _kernels
+
+    storage = np.empty(batch * out_ch * height * width, np.float64)
+    b_host = np.zeros(out_ch) if bias is None else _host(bias.contiguous().tuple()[0], "bias")
+    work = batch * out_ch * height * width * in_ch * kh * kw // _FLOPS_PER_ELEMENT
+    _kernels.run(
+        _kernels.conv_forward, work, storage, _host(x.tuple()[0], "input"),
+        _host(weight.tuple()[0], "weight"), b_host, batch, in_ch, out_ch, height, width, kh, kw,
+        *ws, bool(reverse),
+    )  # fmt: skip
+    return Tensor.make(storage, shape, backend=input.backend)
+
+
+def _weight_grad(grad: Tensor, input: Tensor, sizes: _Sizes, reverse: bool, shape: Any) -> Tensor:
+    """Run the weight-gradient kernel; return a tensor of the weight's ``shape``."""
+    batch, in_ch, height, width, out_ch, kh, kw = sizes
+    g, x = grad.contiguous(), input.contiguous()
+    if input.backend.cuda:
+        from . import _cuda
+
+        out = input.zeros(shape)
+        _cuda.conv_weight_grad(out.tuple()[0], g.tuple()[0], x.tuple()[0], sizes, reverse)
+        return out
+    from . import _kernels
+
+    storage = np.empty(prod(shape), np.float64)
+    work = batch * out_ch * height * width * in_ch * kh * kw // _FLOPS_PER_ELEMENT
+    _kernels.run(
+        _kernels.conv_weight_grad, work, storage, _host(g.tuple()[0], "gradient"),
+        _host(x.tuple()[0], "input"), batch, in_ch, out_ch, height, width, kh, kw,
+        bool(reverse),
+    )  # fmt: skip
+    return Tensor.make(storage, shape, backend=input.backend)
+
+
+def _bias_grad(grad: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """``sum_{b, positions} grad[b, o, ...]``: two reductions over a view of the gradient."""
+    f = grad.backend
+    batch, out_ch = grad.shape[:2]
+    per_plane = f.add_reduce(grad.contiguous().view(batch, out_ch, grad.size // max(1, batch * out_ch)), 2)
+    return f.add_reduce(per_plane, 0).view(*shape)
+
+
+def _transposed(sizes: _Sizes) -> _Sizes:
+    """Sizes of the input-gradient convolution: the channel counts swap."""
+    batch, in_ch, height, width, out_ch, kh, kw = sizes
+    return batch, out_ch, height, width, in_ch, kh, kw
+
+
+class _ConvFun(Function):
+    """Shared forward/backward of ``Conv1dFun`` and ``Conv2dFun``.
+
+    ``apply(input, weight, bias, reverse)``: ``bias`` is a tensor of ``out_channels`` values
+    or None; when it is None the backward returns two gradients, else three.
+    """
+
+    dims = 2
+    op_name = "conv2d"
+
+    @classmethod
+    def _conv_forward(
+        cls, ctx: Context, input: Tensor, weight: Tensor, bias: Tensor | None, reverse: bool
+    ) -> Tensor:
+        sizes = _check(cls.op_name, input, weight, cls.dims)
+        if bias is not None and (not isinstance(bias, Tensor) or bias.size != weight.shape[0]):
+            raise ValueError(
+                f"{cls.op_name}: bias must be a tensor of {weight.shape[0]} values (one per "
+                f"output channel), got {getattr(bias, 'shape', type(bias).__name__)}"
+            )
+        ctx.save_for_backward(input, weight, bias, sizes, bool(reverse), not input.is_constant())
+        shape = (input.shape[0], weight.shape[0], *input.shape[2:])
+        return _forward(input, weight, bias, sizes, reverse, shape)
+
+    @classmethod
+    def _conv_backward(cls, ctx: Context, grad_output: Tensor) -> tuple[Tensor, ...]:
+        input, weight, bias, sizes, reverse, input_needs_grad = ctx.saved_values
+        grad_weight = _weight_grad(grad_output, input, sizes, reverse, weight.shape)
+        if input_needs_grad:
+            swapped = weight.permute(1, 0, *range(2, weight.dims))
+            grad_input = _forward(
+                grad_output, swapped, None, _transposed(sizes), not reverse, input.shape
+            )
+        else:  # a constant input (the images): its gradient would be thrown away
+            grad_input = input.zeros()
+        if bias is None:
+            return grad_input, grad_weight
+        return grad_input, grad_weight, _bias_grad(grad_output, bias.shape)
+
+
+class Conv1dFun(_ConvFun):
+    """1-D convolution: ``(batch, in, width)`` by ``(out, in, k)`` gives ``(batch, out, width)``."""
+
+    dims = 1
+    op_name = "conv1d"
+
+    @staticmethod
+    def forward(  # type: ignore[override]
+        ctx: Context,
+        input: Tensor,
+        weight: Tensor,
+        bias: Tensor | None = None,
+        reverse: bool = False,
+    ) -> Tensor:
+        """Convolve, anchored at the left (right if ``reverse``), zero past the edge."""
+        return Conv1dFun._conv_forward(ctx, input, weight, bias, reverse)
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> tuple[Tensor, ...]:
+        """Gradients for the input, the weight and (if given) the bias."""
+        return Conv1dFun._conv_backward(ctx, grad_output)
+
+
+class Conv2dFun(_ConvFun):
+    """2-D convolution: ``(batch, in, h, w)`` by ``(out, in, kh, kw)`` gives ``(batch, out, h, w)``."""
+
+    dims = 2
+    op_name = "conv2d"
+
+    @staticmethod
+    def forward(  # type: ignore[override]
+        ctx: Context,
+        input: Tensor,
+        weight: Tensor,
+        bias: Tensor | None = None,
+        reverse: bool = False,
+    ) -> Tensor:
+        """Convolve, anchored at the top left (bottom right if ``reverse``), zero past the edge."""
+        return Conv2dFun._conv_forward(ctx, input, weight, bias, reverse)
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> tuple[Tensor, ...]:
+        """Gradients for the input, the weight and (if given) the bias."""
+        return Conv2dFun._conv_backward(ctx, grad_output)
+
+
+def conv1d(
+    input: Tensor, weight: Tensor, bias: Tensor | None = None, reverse: bool = False
+) -> Tensor:
+    """1-D convolution keeping the width: ``out[b, o, x] = sum_{c,k} in[b, c, x + k] w[o, c, k]``.
+
+    Args:
+        input: ``(batch, in_channels, width)``.
+        weight: ``(out_channels, in_channels, k)`` with ``k <= width``.
+        bias: optional, ``out_channels`` values added to each output channel.
+        reverse: anchor the kernel at the right (``in[b, c, x - k]``) instead of the left.
+
+    Returns:
+        ``(batch, out_channels, width)``; inputs past the edge count as zero. PyTorch's
+        equivalent is ``F.conv1d(F.pad(input, (0, k - 1)), weight, bias)``.
+
+    Raises:
+        ValueError: for wrong dimensions, mismatched channels, a kernel wider than the
+            input or a bias of the wrong size.
+    """
+    return Conv1dFun.apply(input, weight, bias, bool(reverse))
+
+
+def conv2d(
+    input: Tensor, weight: Tensor, bias: Tensor | None = None, reverse: bool = False
+) -> Tensor:
+    """2-D convolution keeping the size, kernel anchored at the top left (zero padding).
+
+    ``out[b, o, y, x] = sum_{c, i, j} in[b, c, y + i, x + j] * w[o, c, i, j]`` (+ ``bias[o]``);
+    PyTorch's equivalent is ``F.conv2d(F.pad(input, (0, kw - 1, 0, kh - 1)), weight, bias)``.
+
+    Args:
+        input: ``(batch, in_channels, height, width)``.
+        weight: ``(out_channels, in_channels, kh, kw)``, no larger than the input.
+        bias: optional, ``out_channels`` values added to each output channel.
+        reverse: anchor at the bottom right (``in[b, c, y - i, x - j]``).
+
+    Returns:
+        ``(batch, out_channels, height, width)``.
+
+    Raises:
+        ValueError: for wrong dimensions, mismatched channels, a kernel larger than the
+            input or a bias of the wrong size.
+    """
+    return Conv2dFun.apply(input, weight, bias, bool(reverse))

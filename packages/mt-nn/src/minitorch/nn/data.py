@@ -1,0 +1,356 @@
+"""Readers for the datasets of the course's training applications: MNIST, SST-2 and GloVe.
+
+Each reader takes a data folder (``data_dir``, or the ``MINITORCH_DATA`` environment
+variable) laid out as the files come from their public homes::
+
+    mnist/train-images-idx3-ubyte.gz   mnist/train-labels-idx1-ubyte.gz
+    mnist/t10k-images-idx3-ubyte.gz    mnist/t10k-labels-idx1-ubyte.gz
+    sst2/train.tsv  sst2/dev.tsv       (GLUE's SST-2.zip unpacks to SST-2/, also accepted)
+    glove/glove.6B.50d.txt             (or any GloVe text file, gzipped or not)
+
+MNIST files may also be uncompressed (without ``.gz``) or directly in ``data_dir``. A
+missing file raises ``MissingDataError`` naming the file and where to get it; a corrupt
+one (wrong magic number, truncated, counts that disagree) raises ``CorruptDataError``
+naming the file and what is wrong with it.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, ClassVar
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = [
+    "DATA_ENV",
+    "MNIST",
+    "SST2",
+    "CorruptDataError",
+    "DatasetError",
+    "GloVe",
+    "MissingDataError",
+    "data_dir",
+    "read_idx",
+]
+
+DATA_ENV = "MINITORCH_DATA"
+"""Environment variable naming the default data folder."""
+
+MNIST_HOME = (
+    "the MNIST database (http://yann.lecun.com/exdb/mnist/, or a mirror such as "
+    "https://ossci-datasets.s3.amazonaws.com/mnist/)"
+)
+SST2_HOME = "GLUE's SST-2.zip (https://dl.fbaipublicfiles.com/glue/data/SST-2.zip)"
+GLOVE_HOME = "Stanford NLP's glove.6B.zip (https://nlp.stanford.edu/data/glove.6B.zip)"
+
+_IDX_TYPES = {0x08: np.uint8, 0x09: np.int8, 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
+
+
+class DatasetError(Exception):
+    """A dataset file could not be used."""
+
+
+class MissingDataError(DatasetError, FileNotFoundError):
+    """A dataset file is not where it was looked for."""
+
+
+class CorruptDataError(DatasetError, ValueError):
+    """A dataset file exists but its contents are not what the format says."""
+
+
+def data_dir(path: str | os.PathLike[str] | None = None) -> Path:
+    """Return ``path``, else ``$MINITORCH_DATA``, else ``./data``."""
+    if path is not None:
+        return Path(path)
+    return Path(os.environ.get(DATA_ENV) or "data")
+
+
+def _find(folder: Path, candidates: Sequence[str], what: str, home: str) -> Path:
+    for name in candidates:
+        if (folder / name).is_file():
+            return folder / name
+    looked = ", ".join(str(folder / c) for c in candidates)
+    raise MissingDataError(
+        f"{what}: file not found (looked for {looked}). Download it from {home} into "
+        f"{(folder / candidates[0]).parent}, or point --data-dir / ${DATA_ENV} at a folder "
+        "that has it."
+    )
+
+
+def _open(path: Path) -> IO[bytes]:
+    return gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        with _open(path) as f:
+            return f.read()
+    except (OSError, EOFError, gzip.BadGzipFile) as e:
+        raise CorruptDataError(f"{path}: cannot be read ({e}); download it again") from e
+
+
+# ------------------------------------------------------------------------------------ IDX
+
+
+def read_idx(path: str | os.PathLike[str], magic: int | None = None) -> npt.NDArray[np.generic]:
+    """Read an IDX file (the MNIST format), gzipped or not, into a numpy array.
+
+    The header is two zero bytes, a type byte (``0x08`` for unsigned bytes), the number of
+    dimensions, and one big-endian 32-bit size per dimension; the data follow.
+
+    Args:
+        path: the file.
+        magic: the expected magic number (the first four bytes as a big-endian int:
+            2051 for images, 2049 for labels), or None to accept any valid one.
+
+    Raises:
+        MissingDataError: if the file does not exist.
+        CorruptDataError: for a wrong magic number, a truncated file or extra bytes.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise MissingDataError(f"{p}: file not found")
+    raw = _read_bytes(p)
+    if len(raw) < 4:
+        raise CorruptDataError(f"{p}: {len(raw)} bytes is too short for an IDX header")
+    found = int.from_bytes(raw[:4], "big")
+    if magic is not None and found != magic:
+        raise CorruptDataError(
+            f"{p}: magic number {found} (0x{found:08x}), expected {magic} (0x{magic:08x}); "
+            "this is not the expected IDX file"
+        )
+    kind, dims = raw[2], raw[3]
+    if raw[:2] != b"\0\0" or kind not in _IDX_TYPES:
+        raise CorruptDataError(f"{p}: magic number 0x{found:08x} is not an IDX header")
+    header = 4 + 4 * dims
+    if len(raw) < header:
+        raise CorruptDataError(f"{p}: truncated header ({len(raw)} bytes, needs {header})")
+    shape = tuple(int.from_bytes(raw[4 + 4 * i : 8 + 4 * i], "big") for i in range(dims))
+    dtype = np.dtype(_IDX_TYPES[kind])
+    expected = int(np.prod(shape)) * dtype.itemsize
+    if len(raw) - header != expected:
+        state = "truncated" if len(raw) - header < expected else "longer than its header says"
+        raise CorruptDataError(
+            f"{p}: {state}: the header gives shape {shape} ({expected} bytes of data), the "
+            f"file holds {len(raw) - header}; download it again"
+        )
+    return np.frombuffer(raw, dtype=dtype, offset=header).reshape(shape)
+
+
+@dataclass(frozen=True)
+class MNIST:
+    """MNIST digits: ``images`` ``(n, 28, 28)`` uint8 and ``labels`` ``(n,)`` in 0-9.
+
+    Load with ``MNIST.load(data_dir, "train")`` (60,000 images) or ``"test"`` (10,000).
+    """
+
+    images: npt.NDArray[np.uint8]
+    labels: npt.NDArray[np.uint8]
+
+    FILES: ClassVar[dict[str, tuple[str, str]]] = {
+        "train": ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"),
+        "test": ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"),
+    }
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+    @classmethod
+    def load(cls, folder: str | os.PathLike[str] | None = None, split: str = "train") -> MNIST:
+        """Read one split from ``folder/mnist/`` (or ``folder/``), checking the files.
+
+        Raises:
+            ValueError: for a split other than ``train`` or ``test``.
+            MissingDataError: if a file is missing (the message says where to get it).
+            CorruptDataError: for a wrong magic number, truncation, images that are not
+                28 x 28, labels outside 0-9, or image and label counts that differ.
+        """
+        if split not in cls.FILES:
+            raise ValueError(f"MNIST split must be 'train' or 'test', got {split!r}")
+        root = data_dir(folder)
+        paths = []
+        for stem in cls.FILES[split]:
+            names = [f"mnist/{stem}.gz", f"mnist/{stem}", f"{stem}.gz", stem]
+            paths.append(_find(root, names, f"MNIST {split} {stem}", MNIST_HOME))
+        images = read_idx(paths[0], magic=2051)
+        labels = read_idx(paths[1], magic=2049)
+        if images.ndim != 3 or images.shape[1:] != (28, 28):
+            raise CorruptDataError(f"{paths[0]}: images of shape {images.shape[1:]}, not 28 x 28")
+        if len(images) != len(labels):
+            raise CorruptDataError(
+                f"{paths[0]} holds {len(images)} images but {paths[1]} holds {len(labels)} "
+                "labels; the files are from different downloads or damaged"
+            )
+        if labels.size and labels.max() > 9:
+            raise CorruptDataError(f"{paths[1]}: label {int(labels.max())} is not a digit")
+        return cls(images, labels)
+
+
+# ---------------------------------------------------------------------------------- SST-2
+
+
+@dataclass(frozen=True)
+class SST2:
+    """SST-2 sentences (lists of lower-case tokens) and labels (1 positive, 0 negative).
+
+    Load with ``SST2.load(data_dir, "train")`` (67,349 phrases) or ``"dev"`` (872 sentences).
+    """
+
+    sentences: list[list[str]]
+    labels: npt.NDArray[np.int64]
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+    @classmethod
+    def read(cls, path: str | os.PathLike[str]) -> SST2:
+        """Read a GLUE SST-2 TSV file: a ``sentence<TAB>label`` header, then one row a line.
+
+        Raises:
+            MissingDataError: if the file does not exist.
+            CorruptDataError: for a wrong header, a row without exactly one tab, or a
+                label other than 0 or 1 (the message gives the line number).
+        """
+        p = Path(path)
+        if not p.is_file():
+            raise MissingDataError(f"{p}: file not found; download {SST2_HOME}")
+        try:
+            text = _read_bytes(p).decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise CorruptDataError(f"{p}: not UTF-8 text ({e})") from e
+        lines = text.splitlines()
+        if not lines or lines[0].split("\t") != ["sentence", "label"]:
+            first = lines[0][:60] if lines else "(empty file)"
+            raise CorruptDataError(f"{p}: header is {first!r}, expected 'sentence<TAB>label'")
+        sentences, labels = [], []
+        for number, line in enumerate(lines[1:], start=2):
+            if not line.strip():
+                continue
+            parts = line.split("\t")
+            if len(parts) != 2 or parts[1].strip() not in ("0", "1"):
+                raise CorruptDataError(
+                    f"{p}, line {number}: expected 'sentence<TAB>0 or 1', got {line[:60]!r}"
+                )
+            sentences.append(parts[0].split())
+            labels.append(int(parts[1]))
+        return cls(sentences, np.array(labels, dtype=np.int64))
+
+    @classmethod
+    def load(cls, folder: str | os.PathLike[str] | None = None, split: str = "train") -> SST2:
+        """Read ``folder/sst2/{split}.tsv`` (or ``folder/SST-2/``, as GLUE's zip unpacks).
+
+        Raises:
+            ValueError: for a split other than ``train`` or ``dev``.
+            MissingDataError, CorruptDataError: as ``read``.
+        """
+        if split not in ("train", "dev"):
+            raise ValueError(f"SST-2 split must be 'train' or 'dev', got {split!r}")
+        root = data_dir(folder)
+        names = [f"sst2/{split}.tsv", f"SST-2/{split}.tsv", f"{split}.tsv"]
+        return cls.read(_find(root, names, f"SST-2 {split}", SST2_HOME))
+
+
+# ---------------------------------------------------------------------------------- GloVe
+
+
+@dataclass(frozen=True)
+class GloVe:
+    """Word vectors: ``vectors[index[word]]`` is the embedding of ``word``."""
+
+    index: dict[str, int]
+    vectors: npt.NDArray[np.float64]
+
+    @property
+    def dim(self) -> int:
+        """Length of each vector."""
+        return int(self.vectors.shape[1])
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def __contains__(self, word: object) -> bool:
+        return word in self.index
+
+    def embed(self, words: Iterable[str]) -> npt.NDArray[np.float64]:
+        """Return ``(len(words), dim)`` vectors, zeros for unknown words."""
+        words = list(words)
+        out = np.zeros((len(words), self.dim))
+        for k, w in enumerate(words):
+            i = self.index.get(w)
+            if i is not None:
+                out[k] = self.vectors[i]
+        return out
+
+    @classmethod
+    def read(cls, path: str | os.PathLike[str], vocab: Iterable[str] | None = None) -> GloVe:
+        """Read GloVe's text format, ``word v1 ... vd`` per line (gzipped or not).
+
+        Args:
+            path: the file.
+            vocab: keep only these words (saves memory with the full 400,000-word files).
+
+        Raises:
+            MissingDataError: if the file does not exist.
+            CorruptDataError: for a line with a different number of values than the first,
+                a value that is not a number, or no vectors at all.
+        """
+        p = Path(path)
+        if not p.is_file():
+            raise MissingDataError(f"{p}: file not found; download {GLOVE_HOME}")
+        keep = set(vocab) if vocab is not None else None
+        index: dict[str, int] = {}
+        rows: list[npt.NDArray[np.float64]] = []
+        dim = None
+        try:
+            with _open(p) as f:
+                for number, raw in enumerate(f, start=1):
+                    parts = raw.decode("utf-8").rstrip("\n").rstrip("\r").split(" ")
+                    if len(parts) < 2:
+                        if not raw.strip():
+                            continue
+                        raise CorruptDataError(f"{p}, line {number}: no vector after the word")
+                    if dim is None:
+                        dim = len(parts) - 1
+                    elif len(parts) - 1 != dim:
+                        raise CorruptDataError(
+                            f"{p}, line {number}: {len(parts) - 1} values, expected {dim} "
+                            "like the first line (a truncated or mixed file?)"
+                        )
+                    word = parts[0]
+                    if (keep is not None and word not in keep) or word in index:
+                        continue
+                    try:
+                        rows.append(np.array(parts[1:], dtype=np.float64))
+                    except ValueError:
+                        raise CorruptDataError(
+                            f"{p}, line {number}: a value of {word!r} is not a number"
+                        ) from None
+                    index[word] = len(rows) - 1
+        except (OSError, EOFError, UnicodeDecodeError) as e:
+            raise CorruptDataError(f"{p}: cannot be read ({e}); download it again") from e
+        if dim is None:
+            raise CorruptDataError(f"{p}: no vectors in the file")
+        vectors = np.stack(rows) if rows else np.zeros((0, dim))
+        return cls(index, vectors)
+
+    @classmethod
+    def load(
+        cls,
+        folder: str | os.PathLike[str] | None = None,
+        dim: int = 50,
+        vocab: Iterable[str] | None = None,
+    ) -> GloVe:
+        """Read ``glove.6B.{dim}d.txt`` (or the shared ``glove50_sst2.txt.gz``) from ``folder/glove/``.
+
+        Raises:
+            MissingDataError, CorruptDataError: as ``read``.
+        """
+        root = data_dir(folder)
+        stems = [f"glove.6B.{dim}d.txt"] + (["glove50_sst2.txt"] if dim == 50 else [])
+        names = [f"{d}{s}{z}" for s in stems for d in ("glove/", "") for z in (".gz", "")]
+        return cls.read(_find(root, names, f"GloVe {dim}-d vectors", GLOVE_HOME), vocab)

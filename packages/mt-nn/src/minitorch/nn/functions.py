@@ -1,0 +1,356 @@
+"""Pooling, ``max``/``argmax``, ``softmax``/``logsoftmax`` and ``dropout``.
+
+Everything here is built from the backend primitives (``map``, ``zip``, ``reduce``), so it
+runs on every backend, the CUDA one included. Each operation is one ``Function`` whose
+``forward`` and ``backward`` call several primitives, rather than a chain of small tensor
+functions: the graph stays short and the Python overhead per operation low.
+
+Pooling never copies a contiguous input, it views it: ``avgpool2d`` as bands of ``kh``
+rows multiplied by a fixed averaging matrix, ``maxpool2d`` as ``(batch, channel, height /
+kh, kh, width / kw, kw)`` reduced over the two kernel dimensions.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from minitorch.autodiff import Context
+from minitorch.tensor import Function, Tensor, TensorBackend, from_numpy
+
+__all__ = [
+    "Avgpool2dFun",
+    "DropoutFun",
+    "LogSoftmaxFun",
+    "Max",
+    "Maxpool2dFun",
+    "SoftmaxFun",
+    "argmax",
+    "avgpool2d",
+    "dropout",
+    "logsoftmax",
+    "max",
+    "maxpool2d",
+    "softmax",
+    "tile",
+]
+
+
+def _const(value: float, backend: TensorBackend) -> Tensor:
+    """A one-element constant (it broadcasts against anything)."""
+    return Tensor.make([float(value)], (1,), backend=backend)
+
+
+def _dim(t: Tensor, dim: int, name: str) -> int:
+    if not isinstance(dim, int) or isinstance(dim, bool):
+        raise TypeError(f"{name}: dim must be an int, got {dim!r}")
+    if not -t.dims <= dim < t.dims:
+        raise ValueError(f"{name}: dim {dim} is out of range for a tensor of shape {t.shape}")
+    return dim % t.dims
+
+
+def _flat(t: Tensor) -> Tensor:
+    return t.contiguous().view(t.size)
+
+
+# ------------------------------------------------------------------------------- pooling
+
+
+def _kernel_size(name: str, input: Tensor, kernel: Sequence[int]) -> tuple[int, int]:
+    if not isinstance(input, Tensor) or input.dims != 4:
+        shape = getattr(input, "shape", type(input).__name__)
+        raise ValueError(f"{name} expects a (batch, channel, height, width) tensor, got {shape}")
+    try:
+        kh, kw = (int(k) for k in kernel)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: kernel must be a pair of ints, got {kernel!r}") from None
+    height, width = input.shape[2:]
+    if kh < 1 or kw < 1 or height % kh or width % kw:
+        raise ValueError(
+            f"{name}: kernel {(kh, kw)} must divide the input's height and width "
+            f"{(height, width)} (input shape {input.shape})"
+        )
+    return kh, kw
+
+
+def _windows(input: Tensor, kh: int, kw: int) -> Tensor:
+    """View (no copy if contiguous) as ``(batch, channel, nh, kh, nw, kw)``."""
+    batch, channel, height, width = input.shape
+    return input.contiguous().view(batch, channel, height // kh, kh, width // kw, kw)
+
+
+def tile(input: Tensor, kernel: tuple[int, int]) -> tuple[Tensor, int, int]:
+    """Split each ``kh x kw`` window into the last dimension, for pooling.
+
+    Args:
+        input: ``(batch, channel, height, width)``.
+        kernel: ``(kh, kw)``, dividing ``height`` and ``width``.
+
+    Returns:
+        ``(tiled, new_height, new_width)`` with ``tiled`` of shape ``(batch, channel,
+        new_height, new_width, kh * kw)``. It is a view of the input when the layout allows
+        (``kh == 1`` or ``kw == width``); otherwise one copy. Gradients flow through it.
+
+    Raises:
+        ValueError: if the input is not 4-D or the kernel does not divide it.
+    """
+    kh, kw = _kernel_size("tile", input, kernel)
+    batch, channel, height, width = input.shape
+    nh, nw = height // kh, width // kw
+    windows = _windows(input, kh, kw).permute(0, 1, 2, 4, 3, 5)
+    return windows.contiguous().view(batch, channel, nh, nw, kh * kw), nh, nw
+
+
+@functools.lru_cache(maxsize=64)
+def _averaging_matrix(kh: int, kw: int, width: int, backend: TensorBackend) -> Tensor:
+    """``(kh * width, width / kw)``: row ``i * width + x`` has ``1 / (kh * kw)`` in column ``x // kw``."""
+    matrix = np.zeros((kh * width, width // kw))
+    x = np.arange(kh * width) % width
+    matrix[np.arange(kh * width), x // kw] = 1.0 / (kh * kw)
+    return from_numpy(matrix, backend=backend)
+
+
+class Avgpool2dFun(Function):
+    """Mean over each ``kh x kw`` window, as one matrix product.
+
+    A contiguous ``(batch, channel, height, width)`` tensor, viewed as rows of ``kh * width``
+    values (each row a band of ``kh`` image rows), times the fixed ``(kh * width, width / kw)``
+    averaging matrix gives every window's mean: one ``matrix_multiply`` forward and one
+    backward, on any backend, with no copy of the input. It costs ``width / kw``
+    multiply-adds per input value, which is small for the course's pools (7 for MNIST).
+    """
+
+    @staticmethod
+    def forward(ctx: Context, input: Tensor, kh: int, kw: int) -> Tensor:  # type: ignore[override]
+        """Average each window."""
+        batch, channel, height, width = input.shape
+        bands = input.contiguous().view(batch * channel * (height // kh), kh * width)
+        matrix = _averaging_matrix(kh, kw, width, input.backend)
+        ctx.save_for_backward(input.shape, matrix)
+        out = input.backend.matrix_multiply(bands, matrix)
+        return out.view(batch, channel, height // kh, width // kw)
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
+        """Each input of a window gets ``grad / (kh * kw)``: the product with the transpose."""
+        shape, matrix = ctx.saved_values
+        rows = grad_output.size // grad_output.shape[-1] if grad_output.size else 0
+        g = grad_output.contiguous().view(rows, grad_output.shape[-1])
+        return grad_output.backend.matrix_multiply(g, matrix.permute(1, 0)).view(*shape)
+
+
+class Maxpool2dFun(Function):
+    """Max over each ``kh x kw`` window."""
+
+    @staticmethod
+    def forward(ctx: Context, input: Tensor, kh: int, kw: int) -> Tensor:  # type: ignore[override]
+        """Max of each window (two reductions over a view of the input)."""
+        f = input.backend
+        windows = _windows(input, kh, kw)
+        top = f.max_reduce(f.max_reduce(windows, 5), 3)
+        ctx.save_for_backward(windows, top)
+        return top.view(*input.shape[:2], input.shape[2] // kh, input.shape[3] // kw)
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
+        """The gradient goes to the window's maximum, split evenly between ties."""
+        windows, top = ctx.saved_values
+        f = grad_output.backend
+        batch, channel, nh, kh, nw, kw = windows.shape
+        mask = f.eq_zip(windows, top)
+        count = f.add_reduce(f.add_reduce(mask, 5), 3)
+        g = grad_output.contiguous().view(batch, channel, nh, 1, nw, 1)
+        grad = f.mul_zip(mask, f.mul_zip(g, f.inv_map(count)))
+        return grad.view(batch, channel, nh * kh, nw * kw)
+
+
+def avgpool2d(input: Tensor, kernel: tuple[int, int]) -> Tensor:
+    """Average pooling: ``(batch, channel, h, w)`` to ``(batch, channel, h / kh, w / kw)``.
+
+    Raises:
+        ValueError: if the input is not 4-D or the kernel does not divide it.
+    """
+    kh, kw = _kernel_size("avgpool2d", input, kernel)
+    return Avgpool2dFun.apply(input, kh, kw)
+
+
+def maxpool2d(input: Tensor, kernel: tuple[int, int]) -> Tensor:
+    """Max pooling: ``(batch, channel, h, w)`` to ``(batch, channel, h / kh, w / kw)``.
+
+    The gradient of a window goes to its maximum; tied maxima share it equally (as
+    ``torch.amax`` does; ``torch.nn.functional.max_pool2d`` gives it all to one of them).
+
+    Raises:
+        ValueError: if the input is not 4-D or the kernel does not divide it.
+    """
+    kh, kw = _kernel_size("maxpool2d", input, kernel)
+    return Maxpool2dFun.apply(input, kh, kw)
+
+
+# ----------------------------------------------------------------------------- max, argmax
+
+
+class Max(Function):
+    """Max over one dimension (kept with size 1) or over everything (shape ``(1,)``)."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, dim: int | None) -> Tensor:  # type: ignore[override]
+        """The maximum."""
+        f = a.backend
+        out = f.max_reduce(_flat(a), 0) if dim is None else f.max_reduce(a, dim)
+        ctx.save_for_backward(a, out, dim)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
+        """``grad`` to the maxima, split evenly between ties (as ``torch.amax``)."""
+        a, out, dim = ctx.saved_values
+        f = a.backend
+        mask = f.eq_zip(a, out)
+        count = f.add_reduce(_flat(mask), 0) if dim is None else f.add_reduce(mask, dim)
+        return f.mul_zip(mask, f.mul_zip(grad_output, f.inv_map(count)))
+
+
+def max(input: Tensor, dim: int | None = None) -> Tensor:
+    """The maximum over ``dim`` (kept with size 1, as ``torch.amax(keepdim=True)``).
+
+    With ``dim=None`` the maximum of every element, shape ``(1,)``. The gradient goes to
+    the maximal elements; ties share it equally, as with ``torch.amax``.
+    """
+    return Max.apply(input, None if dim is None else _dim(input, dim, "max"))
+
+
+def argmax(input: Tensor, dim: int) -> Tensor:
+    """A one-hot tensor marking the maximum along ``dim`` (a constant, no gradient).
+
+    Among tied maxima the first is marked, as ``torch.argmax`` picks the first index.
+    """
+    dim = _dim(input, dim, "argmax")
+    f = input.backend
+    n = input.shape[dim]
+    is_max = f.eq_zip(input, f.max_reduce(input, dim))
+    # Weight position k by n - k, so the first maximum scores highest.
+    shape = [1] * input.dims
+    shape[dim] = n
+    rank = from_numpy(np.arange(n, 0, -1, dtype=np.float64).reshape(shape), backend=f)
+    score = f.mul_zip(is_max, rank)
+    return f.eq_zip(score, f.max_reduce(score, dim))
+
+
+# ------------------------------------------------------------------------ softmax family
+
+
+def _shifted(a: Tensor, dim: int) -> Tensor:
+    """``a - max(a, dim)``: at most 0, so ``exp`` cannot overflow."""
+    f = a.backend
+    return f.add_zip(a, f.neg_map(f.max_reduce(a, dim)))
+
+
+class SoftmaxFun(Function):
+    """``exp(a) / sum(exp(a), dim)``, computed stably."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, dim: int) -> Tensor:  # type: ignore[override]
+        """Softmax."""
+        f = a.backend
+        e = f.exp_map(_shifted(a, dim))
+        out = f.mul_zip(e, f.inv_map(f.add_reduce(e, dim)))
+        ctx.save_for_backward(out, dim)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
+        """``s * (g - sum(g * s, dim))``."""
+        s, dim = ctx.saved_values
+        f = s.backend
+        inner = f.add_reduce(f.mul_zip(grad_output, s), dim)
+        return f.mul_zip(s, f.add_zip(grad_output, f.neg_map(inner)))
+
+
+class LogSoftmaxFun(Function):
+    """``a - log(sum(exp(a), dim))``, computed stably."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, dim: int) -> Tensor:  # type: ignore[override]
+        """Log-softmax."""
+        f = a.backend
+        shifted = _shifted(a, dim)
+        log_total = f.log_map(f.add_reduce(f.exp_map(shifted), dim))
+        out = f.add_zip(shifted, f.neg_map(log_total))
+        ctx.save_for_backward(out, dim)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
+        """``g - softmax * sum(g, dim)``."""
+        out, dim = ctx.saved_values
+        f = out.backend
+        total = f.add_reduce(grad_output, dim)
+        return f.add_zip(grad_output, f.neg_map(f.mul_zip(f.exp_map(out), total)))
+
+
+def softmax(input: Tensor, dim: int) -> Tensor:
+    """Softmax over ``dim``: non-negative values summing to 1; stable for large inputs."""
+    return SoftmaxFun.apply(input, _dim(input, dim, "softmax"))
+
+
+def logsoftmax(input: Tensor, dim: int) -> Tensor:
+    """Log of the softmax over ``dim``, via the log-sum-exp trick (no overflow, no log 0)."""
+    return LogSoftmaxFun.apply(input, _dim(input, dim, "logsoftmax"))
+
+
+# ----------------------------------------------------------------------------------- dropout
+
+
+class DropoutFun(Function):
+    """Multiply by a fixed mask (given as a numpy array, a plain value)."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, mask: npt.NDArray[np.float64]) -> Tensor:  # type: ignore[override]
+        """``a * mask``."""
+        m = from_numpy(mask, backend=a.backend)
+        ctx.save_for_backward(m)
+        return a.backend.mul_zip(a, m)
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
+        """``g * mask``."""
+        (m,) = ctx.saved_values
+        return grad_output.backend.mul_zip(grad_output, m)
+
+
+def dropout(
+    input: Tensor,
+    rate: float,
+    ignore: bool = False,
+    seed: int | np.random.Generator | None = None,
+) -> Tensor:
+    """Zero each element with probability ``rate``; scale the rest by ``1 / (1 - rate)``.
+
+    This is PyTorch's (inverted) dropout: the expected value of each element is unchanged,
+    so evaluation needs no rescaling. ``rate=0`` and ``ignore=True`` (evaluation) return
+    ``input`` itself; ``rate=1`` returns zeros (with a zero gradient).
+
+    Args:
+        input: any tensor.
+        rate: the probability of dropping an element, in ``[0, 1]``.
+        ignore: return ``input`` unchanged (pass ``not module.training``).
+        seed: an int or a ``numpy.random.Generator`` for the mask; the global random
+            state is never used.
+
+    Raises:
+        ValueError: if ``rate`` is not in ``[0, 1]``.
+    """
+    rate = float(rate)
+    if not 0.0 <= rate <= 1.0:
+        raise ValueError(f"dropout rate must be in [0, 1], got {rate}")
+    if ignore or rate == 0.0:
+        return input
+    if rate == 1.0:
+        return input * 0.0
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    keep = rng.random(input.shape) >= rate
+    return DropoutFun.apply(input, keep * (1.0 / (1.0 - rate)))

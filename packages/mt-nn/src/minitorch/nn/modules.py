@@ -1,0 +1,148 @@
+"""Layers: ``Linear``, ``Conv1d`` and ``Conv2d``, with PyTorch's default initialisation.
+
+Weights and biases are drawn uniformly from ``[-1/sqrt(fan_in), 1/sqrt(fan_in)]``, where
+``fan_in`` is the number of inputs one output sums over (``in_size``, or ``in_channels``
+times the kernel size): what ``torch.nn.Linear``/``Conv*d`` do by default, which keeps the
+scale of activations steady from layer to layer.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from minitorch.fast import FastBackend
+from minitorch.operators import Module, Parameter
+from minitorch.tensor import Tensor, TensorBackend, from_numpy
+
+from .conv import conv1d, conv2d
+
+__all__ = ["Conv1d", "Conv2d", "Linear"]
+
+Seed = int | np.random.Generator | None
+
+
+def _rng(seed: Seed) -> np.random.Generator:
+    return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+
+
+def _uniform(
+    shape: tuple[int, ...], fan_in: int, backend: TensorBackend, rng: np.random.Generator
+) -> Parameter:
+    bound = 1.0 / math.sqrt(fan_in)
+    return Parameter(from_numpy(rng.uniform(-bound, bound, shape), backend=backend))
+
+
+def _positive(name: str, **sizes: int) -> None:
+    for key, value in sizes.items():
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"{name}: {key} must be a positive int, got {value!r}")
+
+
+class Linear(Module):
+    """Fully connected layer ``y = x @ weight + bias``.
+
+    Args:
+        in_size: inputs per example.
+        out_size: outputs per example.
+        backend: where the parameters live (default: the parallel CPU backend).
+        seed: an int or ``numpy.random.Generator`` for the initial values.
+
+    Attributes:
+        weight: ``(in_size, out_size)``, as in the course (``torch.nn.Linear`` stores the
+            transpose).
+        bias: ``(out_size,)``.
+    """
+
+    def __init__(
+        self, in_size: int, out_size: int, backend: TensorBackend = FastBackend, seed: Seed = None
+    ) -> None:
+        super().__init__()
+        _positive("Linear", in_size=in_size, out_size=out_size)
+        rng = _rng(seed)
+        self.in_size, self.out_size = in_size, out_size
+        self.weight = _uniform((in_size, out_size), in_size, backend, rng)
+        self.bias = _uniform((out_size,), in_size, backend, rng)
+
+    def forward(self, x: Tensor) -> Tensor:
+        """Map a ``(batch, in_size)`` tensor to ``(batch, out_size)``."""
+        if x.dims != 2 or x.shape[1] != self.in_size:
+            raise ValueError(f"Linear expects input of shape (batch, {self.in_size}), got {x.shape}")
+        return x @ self.weight.value + self.bias.value
+
+
+class Conv1d(Module):
+    """1-D convolution layer (the course's: output as wide as the input) plus a bias.
+
+    Args:
+        in_channels: channels of the input.
+        out_channels: channels of the output.
+        kernel_width: width of the kernel.
+        backend: where the parameters live.
+        seed: an int or ``numpy.random.Generator`` for the initial values.
+
+    Attributes:
+        weight: ``(out_channels, in_channels, kernel_width)``.
+        bias: ``(out_channels,)``, added inside the convolution kernel.
+    """
+
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_width: int,
+        backend: TensorBackend = FastBackend,
+        seed: Seed = None,
+    ) -> None:
+        super().__init__()
+        _positive(
+            "Conv1d", in_channels=in_channels, out_channels=out_channels, kernel_width=kernel_width
+        )
+        rng = _rng(seed)
+        fan_in = in_channels * kernel_width
+        self.weight = _uniform((out_channels, in_channels, kernel_width), fan_in, backend, rng)
+        self.bias = _uniform((out_channels,), fan_in, backend, rng)
+
+    def forward(self, x: Tensor) -> Tensor:
+        """Map ``(batch, in_channels, width)`` to ``(batch, out_channels, width)``."""
+        return conv1d(x, self.weight.value, self.bias.value)
+
+
+class Conv2d(Module):
+    """2-D convolution layer (the course's: output the size of the input) plus a bias.
+
+    Args:
+        in_channels: channels of the input.
+        out_channels: channels of the output.
+        kernel: ``(kh, kw)``, or one int for a square kernel.
+        backend: where the parameters live.
+        seed: an int or ``numpy.random.Generator`` for the initial values.
+
+    Attributes:
+        weight: ``(out_channels, in_channels, kh, kw)``.
+        bias: ``(out_channels,)``, added inside the convolution kernel.
+    """
+
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel: int | Sequence[int],
+        backend: TensorBackend = FastBackend,
+        seed: Seed = None,
+    ) -> None:
+        super().__init__()
+        kh, kw = (kernel, kernel) if isinstance(kernel, int) else tuple(kernel)
+        _positive(
+            "Conv2d", in_channels=in_channels, out_channels=out_channels, kh=kh, kw=kw
+        )
+        rng = _rng(seed)
+        fan_in = in_channels * kh * kw
+        self.weight = _uniform((out_channels, in_channels, kh, kw), fan_in, backend, rng)
+        self.bias = _uniform((out_channels,), fan_in, backend, rng)
+
+    def forward(self, x: Tensor) -> Tensor:
+        """Map ``(batch, in_channels, h, w)`` to ``(batch, out_channels, h, w)``."""
+        return conv2d(x, self.weight.value, self.bias.value)
