@@ -47,6 +47,11 @@ def traces(figure: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {t.get("name", t["type"]): t for t in figure["data"]}
 
 
+def images(at: AppTest) -> list[Any]:
+    """The ``st.image`` elements on the page (the element type was renamed in Streamlit 1.5x)."""
+    return list(at.get("image")) or list(at.get("imgs"))
+
+
 def metrics(at: AppTest) -> dict[str, str]:
     return {m.label: m.value for m in at.metric}
 
@@ -276,7 +281,7 @@ def test_mnist_page_without_data_says_what_to_set(monkeypatch: pytest.MonkeyPatc
     at = open_page("mnist")
     assert "MNIST data not available" in at.info[0].value
     assert "MINITORCH_DATA" in at.info[0].value
-    assert not at.get("image")
+    assert not images(at)
 
 
 @pytest.mark.task4_5
@@ -284,10 +289,10 @@ def test_mnist_page_shows_sample_images(fake_mnist: Path, monkeypatch: pytest.Mo
     monkeypatch.setenv("MINITORCH_DATA", str(fake_mnist))
     at = open_page("mnist")
     assert not at.exception
-    assert len(at.get("image")) == 16
+    assert len(images(at)) == 16
     assert at.subheader[0].value.startswith("16 test images")
     at.slider(key="count").set_value(8).run()
-    assert len(at.get("image")) == 8
+    assert len(images(at)) == 8
 
 
 @pytest.mark.task4_5
@@ -316,5 +321,5 @@ def test_mnist_page_with_a_checkpoint_shows_predictions_and_filters() -> None:
         pytest.skip(f"needs mt-nn, the MNIST data and a checkpoint: {problem}")
     at = open_page("mnist")
     assert not at.exception
-    assert "predicted" in at.get("image")[0].proto.imgs[0].caption
+    assert "predicted" in images(at)[0].proto.imgs[0].caption
     assert len(charts(at)) == 2  # filters, feature maps
