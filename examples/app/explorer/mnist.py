@@ -1,19 +1,19 @@
 """MNIST for the explorer: sample images, a checkpoint's predictions, the first layer.
 
-The images come from the standard IDX files (``t10k-images-idx3-ubyte.gz`` and
-``t10k-labels-idx1-ubyte.gz``) in ``<data dir>/mnist/`` or ``<data dir>/``, where the data
-dir is the page's input, else ``MINITORCH_DATA``.
+Everything is reused, nothing is redefined here: the images come from mt-nn's reader
+(``minitorch.nn.MNIST.load``), the network is ``Network`` of ``examples/train_mnist.py``,
+and its weights come from a checkpoint that script wrote, through
+``minitorch.nn.load_checkpoint`` (which checks that the file fits the network).
 
-The model side needs mt-nn and a trained checkpoint, and reuses the MNIST example rather
-than defining a network here: ``examples/train_mnist.py`` must provide
-``load_checkpoint(path) -> Module``, a model whose ``forward`` takes a ``(B, 1, 28, 28)``
-tensor and returns ``(B, 10)`` class scores. The first layer is the model's first
-sub-module with a 4-D parameter (a ``Conv2d``'s ``(out, in, kh, kw)`` weight).
+The page needs mt-nn and the MNIST files (a data folder, or ``MINITORCH_DATA``); the
+predictions and filters need a checkpoint too (``MINITORCH_CHECKPOINT``, else the newest
+``runs/**/*.npz`` whose path mentions ``mnist``; ``train_mnist.py`` writes
+``runs/mnist/mnist.npz``). Whatever is missing is reported as a ``MnistError`` that says
+what to do.
 """
 
 from __future__ import annotations
 
-import gzip
 import importlib.util
 import os
 from dataclasses import dataclass
@@ -28,163 +28,127 @@ from .examples import EXAMPLES_DIR, load_example
 
 __all__ = [
     "CHECKPOINT_ENV",
-    "DATA_ENV",
     "FirstLayer",
+    "LoadedModel",
     "MnistError",
     "find_checkpoint",
-    "find_mnist_dir",
     "first_layer",
     "load_model",
-    "model_problem",
+    "nn_problem",
     "predict",
-    "read_idx",
     "sample_images",
 ]
 
-#: Where the examples look for data (as ``--data-dir``).
-DATA_ENV = "MINITORCH_DATA"
 #: A checkpoint to show, if set.
 CHECKPOINT_ENV = "MINITORCH_CHECKPOINT"
-IMAGES = "t10k-images-idx3-ubyte.gz"
-LABELS = "t10k-labels-idx1-ubyte.gz"
 #: Where ``find_checkpoint`` looks for the newest checkpoint.
 RUNS_DIR = EXAMPLES_DIR.parent / "runs"
-_IDX_MAGIC = {2049: 1, 2051: 3}  # labels: 1 dimension; images: 3
 
 
 class MnistError(Exception):
-    """MNIST data, model or checkpoint that the page cannot use, with what to do."""
+    """MNIST data, a model or a checkpoint that the page cannot use, with what to do."""
 
 
-def find_mnist_dir(data_dir: str | os.PathLike[str] | None = None) -> Path:
-    """Return the folder holding the MNIST test files.
-
-    Args:
-        data_dir: a data folder (``<dir>/mnist/`` or ``<dir>/`` itself is searched);
-            default ``$MINITORCH_DATA``.
-
-    Raises:
-        MnistError: if no folder is given or the files are not there.
-    """
-    root = data_dir or os.environ.get(DATA_ENV)
-    if not root:
-        raise MnistError(
-            f"no data folder: set {DATA_ENV}=/path/to/data (with mnist/{IMAGES}) "
-            "or type the folder above"
-        )
-    for folder in (Path(root) / "mnist", Path(root)):
-        if (folder / IMAGES).is_file() and (folder / LABELS).is_file():
-            return folder
-    raise MnistError(
-        f"MNIST test files not found in {root} or {root}/mnist: need {IMAGES}, {LABELS}"
-    )
-
-
-def read_idx(path: Path) -> np.ndarray:
-    """Read a gzip'd IDX file of unsigned bytes (MNIST images or labels).
-
-    Raises:
-        MnistError: if the file is not a valid IDX file of the expected size.
-    """
-    try:
-        with gzip.open(path, "rb") as f:
-            raw = f.read()
-    except (OSError, EOFError) as exc:
-        raise MnistError(f"{path} is not a readable gzip file ({exc}); fetch it again") from None
-    magic = int.from_bytes(raw[:4], "big") if len(raw) >= 4 else -1
-    if magic not in _IDX_MAGIC:
-        raise MnistError(f"{path} is not an MNIST IDX file (magic number {magic})")
-    dims = _IDX_MAGIC[magic]
-    header = 4 + 4 * dims
-    shape = tuple(int.from_bytes(raw[4 + 4 * i : 8 + 4 * i], "big") for i in range(dims))
-    expected = header + int(np.prod(shape))
-    if len(raw) != expected:
-        raise MnistError(
-            f"{path} is corrupt: {len(raw)} bytes for shape {shape} (expected {expected})"
-        )
-    return np.frombuffer(raw, dtype=np.uint8, offset=header).reshape(shape)
-
-
-def sample_images(folder: Path, count: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Return ``count`` random test images (floats in [0, 1], ``(count, 28, 28)``) and labels.
-
-    Raises:
-        MnistError: for corrupt files or images and labels of different lengths.
-    """
-    images = read_idx(folder / IMAGES)
-    labels = read_idx(folder / LABELS)
-    if len(images) != len(labels):
-        raise MnistError(f"{len(images)} images but {len(labels)} labels in {folder}")
-    rng = np.random.default_rng(seed)
-    pick = rng.choice(len(images), size=min(count, len(images)), replace=False)
-    return images[pick].astype(np.float64) / 255.0, labels[pick].astype(np.int64)
-
-
-def model_problem() -> str | None:
-    """Return why predictions cannot be shown (mt-nn or the MNIST example missing), or None."""
+def nn_problem() -> str | None:
+    """Return why the page cannot work (mt-nn or the MNIST example missing), or None."""
     if importlib.util.find_spec("minitorch.nn") is None:
         return "mt-nn is not installed (pip install -e packages/mt-nn)"
-    import minitorch.nn as nn
-
-    if not hasattr(nn, "conv2d"):
-        return "this mt-nn has no conv2d yet"
     if not (EXAMPLES_DIR / "train_mnist.py").is_file():
-        return "examples/train_mnist.py (the MNIST example that makes checkpoints) is missing"
-    if not hasattr(load_example("train_mnist"), "load_checkpoint"):
-        return "examples/train_mnist.py has no load_checkpoint(path)"
+        return "examples/train_mnist.py, the MNIST example, is missing"
     return None
+
+
+def sample_images(
+    data_dir: str | None, count: int, seed: int
+) -> tuple[np.ndarray, np.ndarray, Path]:
+    """Return ``count`` random test images (uint8, ``(count, 28, 28)``), labels and folder.
+
+    Args:
+        data_dir: the data folder (``<dir>/mnist/...``); None for ``$MINITORCH_DATA``.
+        count: how many images.
+        seed: which ones (a seeded choice without repeats).
+
+    Raises:
+        MnistError: with mt-nn's message, if the files are missing or corrupt.
+    """
+    from minitorch.nn import MNIST, DatasetError
+    from minitorch.nn.data import data_dir as resolve
+
+    try:
+        folder = resolve(data_dir)
+        test = MNIST.load(folder, "test")
+    except (DatasetError, ValueError, OSError) as exc:
+        raise MnistError(str(exc)) from None
+    rng = np.random.default_rng(seed)
+    pick = rng.choice(len(test), size=min(count, len(test)), replace=False)
+    return test.images[pick], test.labels[pick].astype(np.int64), folder
 
 
 def find_checkpoint(explicit: str | None = None) -> Path | None:
     """Return the checkpoint to show, or None if there is none.
 
-    That is ``explicit``, else ``$MINITORCH_CHECKPOINT``, else the newest file under
-    ``runs/`` with ``mnist`` in its path.
+    That is ``explicit``, else ``$MINITORCH_CHECKPOINT``, else the newest ``.npz`` file
+    under ``runs/`` with ``mnist`` in its path.
     """
     chosen = explicit or os.environ.get(CHECKPOINT_ENV)
     if chosen:
         return Path(chosen)
     if not RUNS_DIR.is_dir():
         return None
-    found = [p for p in RUNS_DIR.rglob("*") if p.is_file() and "mnist" in str(p).lower()]
-    found = [p for p in found if p.suffix in (".npz", ".pkl", ".pt", ".json", ".ckpt")]
+    found = [p for p in RUNS_DIR.rglob("*.npz") if "mnist" in str(p.relative_to(RUNS_DIR))]
     return max(found, key=lambda p: p.stat().st_mtime) if found else None
 
 
-def load_model(path: Path) -> Module:
-    """Load a checkpoint with the MNIST example's ``load_checkpoint``.
+@dataclass(frozen=True)
+class LoadedModel:
+    """A network with a checkpoint's weights.
+
+    Attributes:
+        model: ``train_mnist.Network`` in eval mode.
+        path: the checkpoint.
+        metadata: what ``train_mnist.py`` saved with it (epoch, held-out accuracy, ...).
+    """
+
+    model: Module
+    path: Path
+    metadata: dict[str, Any]
+
+
+def load_model(path: Path) -> LoadedModel:
+    """Build ``train_mnist.Network`` on the fast backend and load ``path`` into it.
 
     Raises:
-        MnistError: if the file is missing or does not match the model (the example's
-            message is kept).
+        MnistError: if the file is missing, unreadable, or does not fit the network
+            (mt-nn's message lists the differences).
     """
-    if not path.is_file():
-        raise MnistError(f"checkpoint {path} does not exist")
+    from minitorch.nn import CheckpointError, load_checkpoint
+    from minitorch.tensor import backend
+
+    model = load_example("train_mnist").Network(backend("fast"), seed=0)
     try:
-        model = load_example("train_mnist").load_checkpoint(path)
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise MnistError(f"cannot load checkpoint {path}: {exc}") from None
-    if not isinstance(model, Module):
-        raise MnistError(f"load_checkpoint({path}) returned {type(model).__name__}, not a Module")
-    return model
+        metadata = load_checkpoint(model, path)
+    except (CheckpointError, FileNotFoundError) as exc:
+        raise MnistError(str(exc)) from None
+    model.eval()
+    return LoadedModel(model, path, metadata)
 
 
-def _to_tensor(images: np.ndarray, like: Any) -> Any:
-    """Images ``(B, 28, 28)`` as a ``(B, 1, 28, 28)`` tensor on the backend of ``like``."""
-    from minitorch.tensor import tensor
+def _batch(images: np.ndarray, like: Any) -> Any:
+    """Images ``(B, 28, 28)`` in 0-255 as a ``(B, 1, 28, 28)`` tensor in [0, 1]."""
+    from minitorch.tensor import from_numpy
 
-    return tensor(images[:, None, :, :].tolist(), backend=like.backend)
+    x = images.reshape(len(images), 1, 28, 28).astype(np.float64) / 255.0
+    return from_numpy(x, backend=like.backend)
 
 
 def predict(model: Module, images: np.ndarray) -> np.ndarray:
     """Return the model's predicted digit for each image."""
     from minitorch.tensor import no_grad
 
-    model.eval()
-    weight = model.parameters()[0].value
+    like = model.parameters()[0].value
     with no_grad():
-        scores = model.forward(_to_tensor(images, weight)).to_numpy()
-    return scores.reshape(len(images), -1).argmax(axis=1)
+        scores = model(_batch(images, like)).to_numpy()
+    return np.asarray(scores.argmax(axis=1))
 
 
 @dataclass(frozen=True)
@@ -202,13 +166,13 @@ class FirstLayer:
     filters: np.ndarray
 
     def feature_maps(self, image: np.ndarray) -> np.ndarray:
-        """Return this layer's output for one ``(28, 28)`` image, ``(out, h, w)``."""
+        """Return this layer's output (before any activation) for one image: ``(out, h, w)``."""
         from minitorch.tensor import no_grad
 
-        weight = self.module.parameters()[0].value
+        like = self.module.parameters()[0].value
         with no_grad():
-            out = self.module.forward(_to_tensor(image[None], weight)).to_numpy()
-        return out[0]
+            out = self.module(_batch(image[None], like)).to_numpy()
+        return np.asarray(out[0])
 
 
 def first_layer(model: Module) -> FirstLayer:
@@ -225,5 +189,5 @@ def first_layer(model: Module) -> FirstLayer:
         for _, param in module.named_parameters():
             value = param.value
             if getattr(value, "dims", 0) == 4:
-                return FirstLayer(name, module, value.to_numpy())
+                return FirstLayer(name, module, np.asarray(value.to_numpy()))
     raise MnistError("the model has no convolution layer (no 4-D weight) to show")

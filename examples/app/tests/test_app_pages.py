@@ -6,16 +6,22 @@ The app is started from its entry point (``app.py``, which declares the pages wi
 
 from __future__ import annotations
 
-import gzip
 import json
 import math
+import re
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from app_support import APP, require_app_packages
+from app_support import (
+    APP,
+    require_app_packages,
+    require_mt_nn,
+    write_fake_mnist,
+    write_untrained_checkpoint,
+)
 
 require_app_packages()
 
@@ -257,69 +263,88 @@ def test_strides_page_examples_and_errors() -> None:
 # --- MNIST -----------------------------------------------------------------------------------
 
 
-def _write_idx(path: Path, array: np.ndarray) -> None:
-    magic = 2051 if array.ndim == 3 else 2049
-    header = magic.to_bytes(4, "big") + b"".join(d.to_bytes(4, "big") for d in array.shape)
-    with gzip.open(path, "wb") as f:
-        f.write(header + array.astype(np.uint8).tobytes())
-
-
 @pytest.fixture
-def fake_mnist(tmp_path: Path) -> Path:
-    """A data folder with 40 random 28 x 28 'test images' in the MNIST file format."""
-    folder = tmp_path / "mnist"
-    folder.mkdir()
-    rng = np.random.default_rng(0)
-    _write_idx(folder / "t10k-images-idx3-ubyte.gz", rng.integers(0, 256, (40, 28, 28)))
-    _write_idx(folder / "t10k-labels-idx1-ubyte.gz", rng.integers(0, 10, 40))
+def mnist_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Fake MNIST test files in ``MINITORCH_DATA``, and no checkpoint anywhere (yet)."""
+    require_mt_nn()
+    import explorer.mnist
+
+    monkeypatch.setenv("MINITORCH_DATA", str(write_fake_mnist(tmp_path / "data")))
+    monkeypatch.delenv("MINITORCH_CHECKPOINT", raising=False)
+    monkeypatch.setattr(explorer.mnist, "RUNS_DIR", tmp_path / "runs")
     return tmp_path
 
 
 @pytest.mark.task4_5
-def test_mnist_page_without_data_says_what_to_set(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("MINITORCH_DATA", raising=False)
+def test_mnist_page_without_mt_nn_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    import explorer.mnist
+
+    monkeypatch.setattr(explorer.mnist, "nn_problem", lambda: "mt-nn is not installed (...)")
     at = open_page("mnist")
-    assert "MNIST data not available" in at.info[0].value
-    assert "MINITORCH_DATA" in at.info[0].value
+    assert at.info[0].value.startswith("The MNIST page needs mt-nn: mt-nn is not installed")
     assert not images(at)
 
 
 @pytest.mark.task4_5
-def test_mnist_page_shows_sample_images(fake_mnist: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("MINITORCH_DATA", str(fake_mnist))
+def test_mnist_page_without_data_says_where_to_put_it(
+    mnist_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MINITORCH_DATA", str(mnist_env / "empty"))
+    at = open_page("mnist")
+    message = at.info[0].value
+    assert message.startswith("MNIST data not available")
+    assert "t10k-images-idx3-ubyte" in message
+    assert "MINITORCH_DATA" in message
+    assert not images(at)
+
+
+@pytest.mark.task4_5
+def test_mnist_page_reports_a_corrupt_file(mnist_env: Path) -> None:
+    labels = mnist_env / "data" / "mnist" / "t10k-labels-idx1-ubyte.gz"
+    labels.write_bytes(b"not gzip")
+    at = open_page("mnist")
+    assert not at.exception
+    assert "cannot be read" in at.info[0].value
+
+
+@pytest.mark.task4_5
+def test_mnist_page_shows_images_and_asks_for_a_checkpoint(mnist_env: Path) -> None:
     at = open_page("mnist")
     assert not at.exception
     assert len(images(at)) == 16
     assert at.subheader[0].value.startswith("16 test images")
+    assert "No checkpoint yet" in at.info[0].value
     at.slider(key="count").set_value(8).run()
     assert len(images(at)) == 8
 
 
 @pytest.mark.task4_5
-def test_mnist_page_reports_a_corrupt_file(
-    fake_mnist: Path, monkeypatch: pytest.MonkeyPatch
+def test_mnist_page_with_a_checkpoint_shows_predictions_filters_and_maps(
+    mnist_env: Path,
 ) -> None:
-    (fake_mnist / "mnist" / "t10k-labels-idx1-ubyte.gz").write_bytes(b"not gzip")
-    monkeypatch.setenv("MINITORCH_DATA", str(fake_mnist))
+    checkpoint = write_untrained_checkpoint(mnist_env / "runs" / "mnist" / "mnist.npz")
     at = open_page("mnist")
     assert not at.exception
-    assert "not a readable gzip file" in at.info[0].value
+    assert at.text_input(key="checkpoint").value == str(checkpoint)
+    captions = [img.proto.imgs[0].caption for img in images(at)]
+    assert len(captions) == 16 + 1  # the samples and the image of the feature maps
+    assert all(re.fullmatch(r"label \d, predicted \d [✓✗]", c) for c in captions[:16])
+    filters, maps = charts(at)
+    assert len(filters["data"]) == 4  # conv1: 4 filters of 3 x 3
+    assert len(filters["data"][0]["z"]) == 3
+    assert len(maps["data"]) == 4  # and 4 feature maps of 28 x 28
+    assert len(maps["data"][0]["z"]) == 28
+    at.slider(key="pick").set_value(3).run()
+    assert not at.exception
 
 
 @pytest.mark.task4_5
-def test_mnist_page_with_a_checkpoint_shows_predictions_and_filters() -> None:
-    from explorer.mnist import MnistError, find_checkpoint, find_mnist_dir, model_problem
+def test_mnist_page_rejects_a_checkpoint_of_another_model(mnist_env: Path) -> None:
 
-    problem = model_problem()
-    try:
-        find_mnist_dir()
-    except MnistError as exc:
-        problem = problem or str(exc)
-    if problem is None and find_checkpoint() is None:
-        problem = "no MNIST checkpoint (MINITORCH_CHECKPOINT or runs/)"
-    if problem:
-        pytest.skip(f"needs mt-nn, the MNIST data and a checkpoint: {problem}")
+    wrong = mnist_env / "other.npz"
+    np.savez(wrong, weight=np.zeros((2, 2)))
     at = open_page("mnist")
+    at.text_input(key="checkpoint").set_value(str(wrong)).run()
     assert not at.exception
-    assert "predicted" in images(at)[0].proto.imgs[0].caption
-    assert len(charts(at)) == 2  # filters, feature maps
+    assert "does not match Network" in at.error[0].value
+    assert len(images(at)) == 16  # the images still show

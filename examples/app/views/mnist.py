@@ -1,89 +1,102 @@
 """MNIST: sample test images, the current checkpoint's predictions, the first layer's filters.
 
-Needs the MNIST files (``MINITORCH_DATA`` or the folder typed below) for the images, and
-mt-nn with a checkpoint of ``examples/train_mnist.py`` for predictions and filters. Each
-missing piece is named on the page; the rest still shows.
+Needs mt-nn and the MNIST files (``MINITORCH_DATA`` or the folder typed below); the
+predictions and filters need a checkpoint written by ``examples/train_mnist.py``. What is
+missing is named on the page.
 """
 
 import os
-from pathlib import Path
 
 import numpy as np
 import streamlit as st
 from explorer.mnist import (
-    DATA_ENV,
     MnistError,
     find_checkpoint,
-    find_mnist_dir,
     first_layer,
     load_model,
-    model_problem,
+    nn_problem,
     predict,
     sample_images,
 )
 from explorer.plots import CONFIG, filters_figure
 
-
-@st.cache_data(show_spinner=False, max_entries=4)
-def _samples(folder: str, count: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    return sample_images(Path(folder), count, seed)
-
+COLUMNS = 8
 
 st.title("MNIST")
 st.caption(
-    "Handwritten digits from the MNIST test set, what the current checkpoint predicts for "
-    "them, and what its first convolution layer has learned."
+    "Handwritten digits from the MNIST test set, what the current checkpoint of "
+    "`examples/train_mnist.py` predicts for them, and what its first convolution has learned."
 )
+
+problem = nn_problem()
+if problem:
+    st.info(f"The MNIST page needs mt-nn: {problem}.", icon=":material/info:")
+    st.stop()
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def _samples(folder: str | None, count: int, seed: int) -> tuple[np.ndarray, np.ndarray, str]:
+    images, labels, where = sample_images(folder, count, seed)
+    return images, labels, str(where)
+
 
 left, middle, right = st.columns([3, 1, 1])
 data_dir = left.text_input(
-    "Data folder", value=os.environ.get(DATA_ENV, ""), key="data_dir", placeholder=DATA_ENV
+    "Data folder",
+    value=os.environ.get("MINITORCH_DATA", ""),
+    key="data_dir",
+    placeholder="MINITORCH_DATA",
+    help="The folder with mnist/t10k-images-idx3-ubyte.gz and mnist/t10k-labels-idx1-ubyte.gz",
 )
 count = middle.slider("Images", 4, 32, 16, step=4, key="count")
 seed = right.number_input("Seed", 0, 2**31 - 1, 0, key="mnist_seed")
 
 try:
-    folder = find_mnist_dir(data_dir.strip() or None)
-    images, labels = _samples(str(folder), int(count), int(seed))
+    images, labels, folder = _samples(data_dir.strip() or None, int(count), int(seed))
 except MnistError as exc:
-    st.info(f"MNIST data not available: {exc}.", icon=":material/info:")
+    st.info(f"MNIST data not available: {exc}", icon=":material/info:")
     st.stop()
 
-predictions: np.ndarray | None = None
-layer = None
-problem = model_problem()
-if problem is None:
-    checkpoint = find_checkpoint(st.session_state.get("checkpoint") or None)
-    st.text_input(
-        "Checkpoint",
-        value=str(checkpoint or ""),
-        key="checkpoint",
-        help="Default: $MINITORCH_CHECKPOINT, else the newest MNIST checkpoint under runs/",
+checkpoint_text = st.text_input(
+    "Checkpoint",
+    value=str(find_checkpoint() or ""),
+    key="checkpoint",
+    help="Default: $MINITORCH_CHECKPOINT, else the newest MNIST checkpoint under runs/",
+)
+loaded = None
+if not checkpoint_text.strip():
+    st.info(
+        "No checkpoint yet, so no predictions: train one with "
+        "`python examples/train_mnist.py --data-dir DATA` (it writes runs/mnist/mnist.npz).",
+        icon=":material/info:",
     )
-    if checkpoint is None:
-        problem = "no checkpoint found; train one with examples/train_mnist.py"
-    else:
-        try:
-            model = load_model(checkpoint)
-            predictions = predict(model, images)
-            layer = first_layer(model)
-        except MnistError as exc:
-            problem = str(exc)
-if problem:
-    st.info(f"Showing the images only: {problem}.", icon=":material/info:")
+else:
+    try:
+        loaded = load_model(find_checkpoint(checkpoint_text.strip()))
+    except MnistError as exc:
+        st.error(f"Cannot use this checkpoint: {exc}", icon=":material/error:")
 
+predictions = predict(loaded.model, images) if loaded else None
 st.subheader(f"{len(images)} test images from {folder}")
-columns = st.columns(8)
+columns = st.columns(COLUMNS)
 for i, (image, label) in enumerate(zip(images, labels, strict=True)):
     caption = f"label {label}"
     if predictions is not None:
         mark = "✓" if predictions[i] == label else "✗"
         caption += f", predicted {predictions[i]} {mark}"
-    columns[i % 8].image(image, caption=caption, width="stretch", clamp=True)
-if predictions is not None:
-    st.metric("accuracy on these images", f"{np.mean(predictions == labels):.0%}")
+    columns[i % COLUMNS].image(image, caption=caption, width="stretch")
 
-if layer is not None:
+if loaded is not None and predictions is not None:
+    meta = ", ".join(
+        f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in loaded.metadata.items()
+    )
+    st.metric("correct on these images", f"{np.mean(predictions == labels):.0%}")
+    st.caption(f"Checkpoint {loaded.path}" + (f" ({meta})" if meta else ""))
+    try:
+        layer = first_layer(loaded.model)
+    except MnistError as exc:
+        st.info(str(exc))
+        st.stop()
     filters = layer.filters
     st.subheader(f"First layer `{layer.name}`: {filters.shape[0]} filters of {filters.shape[2:]}")
     st.plotly_chart(
@@ -93,8 +106,10 @@ if layer is not None:
     )
     pick = st.slider("Feature maps of image", 0, len(images) - 1, 0, key="pick")
     maps = layer.feature_maps(images[pick])
-    st.plotly_chart(
-        filters_figure(maps, [f"map {k}" for k in range(len(maps))]),
+    image_column, maps_column = st.columns([1, 6])
+    image_column.image(images[pick], caption=f"image {pick}", width="stretch")
+    maps_column.plotly_chart(
+        filters_figure(maps, [f"{layer.name} map {k}" for k in range(len(maps))]),
         key="maps_chart",
         config=CONFIG,
     )
