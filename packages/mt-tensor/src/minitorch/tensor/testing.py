@@ -1,0 +1,623 @@
+"""Hypothesis strategies for tensors and the shared backend test suite.
+
+Every backend (``SimpleBackend`` here, ``FastBackend`` in mt-fast, ``CudaBackend`` in
+mt-cuda) runs the same tests by subclassing ``BackendSuite`` in its own test directory::
+
+    from minitorch.fast import FastBackend
+    from minitorch.tensor.testing import BackendSuite
+
+    class TestFastBackend(BackendSuite):
+        backend = FastBackend
+
+The suite uses only the public ``Tensor`` API and the backend's named operations
+(``backend.add_reduce``, ``backend.max_reduce``, ``backend.matrix_multiply`` ...), and
+checks forward values against plain floats or numpy and gradients against central
+differences. This module needs pytest and hypothesis (the ``test`` extra of mt-tensor), so
+the package root does not import it.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Sequence
+from math import prod
+from typing import Any, ClassVar
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from minitorch.operators import MathTestVariable
+
+from .creation import from_numpy, grad_check
+from .tensor import Tensor
+from .tensor_data import IndexingError
+from .tensor_ops import SimpleBackend, SimpleOps, TensorBackend
+
+__all__ = [
+    "BackendSuite",
+    "assert_close",
+    "broadcastable_shapes",
+    "shaped_pairs",
+    "shapes",
+    "small_floats",
+    "tensors",
+]
+
+Array = npt.NDArray[np.float64]
+
+small_floats = st.floats(min_value=-100, max_value=100, allow_nan=False, allow_infinity=False)
+"""Floats in ``[-100, 100]``: the domain on which every catalogue function is well defined."""
+
+
+def shapes(
+    max_dims: int = 4, max_size: int = 4, min_dims: int = 1
+) -> st.SearchStrategy[tuple[int, ...]]:
+    """Shapes of ``min_dims..max_dims`` dimensions, each of size ``1..max_size``."""
+    return st.lists(st.integers(1, max_size), min_size=min_dims, max_size=max_dims).map(tuple)
+
+
+@st.composite
+def broadcastable_shapes(
+    draw: st.DrawFn, max_dims: int = 4, max_size: int = 4
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Two *different* shapes that broadcast together, e.g. ``(3, 1, 4)`` and ``(2, 4)``.
+
+    Both are drawn from a common target shape: each keeps some trailing dimensions of it
+    and replaces some sizes by 1.
+    """
+    target = draw(shapes(max_dims, max_size))
+
+    def part() -> tuple[int, ...]:
+        k = draw(st.integers(1, len(target)))
+        return tuple(1 if s == 1 else draw(st.sampled_from((s, 1))) for s in target[-k:])
+
+    a, b = part(), part()
+    assume(a != b)
+    return a, b
+
+
+def _array(values: Sequence[float], shape: Sequence[int]) -> Array:
+    return np.array(values, dtype=np.float64).reshape(tuple(shape))
+
+
+@st.composite
+def tensors(
+    draw: st.DrawFn,
+    backend: TensorBackend = SimpleBackend,
+    shape: Sequence[int] | None = None,
+    *,
+    max_dims: int = 4,
+    max_size: int = 4,
+    elements: st.SearchStrategy[float] = small_floats,
+    permuted: bool | None = False,
+) -> Tensor:
+    """A constant tensor on ``backend`` with drawn values (and a drawn shape if none is given).
+
+    Args:
+        draw: supplied by ``st.composite``; call ``tensors(backend, ...)`` without it.
+        backend: where the tensor lives.
+        shape: the shape of the result; drawn with ``shapes(max_dims, max_size)`` if None.
+        max_dims: the most dimensions a drawn shape has.
+        max_size: the largest size of a dimension of a drawn shape.
+        elements: the values.
+        permuted: True for a permuted view of a contiguous tensor (non-contiguous whenever
+            the shape has two dimensions of size > 1), False for a contiguous tensor, None
+            to let hypothesis choose.
+    """
+    shape = tuple(shape) if shape is not None else draw(shapes(max_dims, max_size))
+    values = draw(st.lists(elements, min_size=prod(shape), max_size=prod(shape)))
+    if permuted is None:
+        permuted = draw(st.booleans())
+    if not permuted:
+        return from_numpy(_array(values, shape), backend=backend)
+    order = draw(st.permutations(range(len(shape))))
+    out = _permuted_view(values, shape, order, backend)
+    if out.is_contiguous() and sum(s > 1 for s in shape) >= 2:
+        # The drawn order kept the non-trivial dimensions in place; reversing cannot.
+        out = _permuted_view(values, shape, order[::-1], backend)
+    return out
+
+
+def _permuted_view(
+    values: Sequence[float], shape: tuple[int, ...], order: Sequence[int], backend: TensorBackend
+) -> Tensor:
+    """``base.permute(*order)`` of shape ``shape``, where ``base`` is contiguous."""
+    base_shape = [0] * len(shape)
+    for i, o in enumerate(order):
+        base_shape[o] = shape[i]
+    return from_numpy(_array(values, base_shape), backend=backend).permute(*order)
+
+
+@st.composite
+def shaped_pairs(
+    draw: st.DrawFn,
+    backend: TensorBackend = SimpleBackend,
+    *,
+    max_dims: int = 4,
+    max_size: int = 4,
+    elements: st.SearchStrategy[float] = small_floats,
+    permuted: bool | None = None,
+) -> tuple[Tensor, Tensor]:
+    """Two tensors of different shapes that broadcast together (see ``broadcastable_shapes``)."""
+    shape_a, shape_b = draw(broadcastable_shapes(max_dims, max_size))
+    a = draw(tensors(backend, shape_a, elements=elements, permuted=permuted))
+    b = draw(tensors(backend, shape_b, elements=elements, permuted=permuted))
+    return a, b
+
+
+def assert_close(got: Tensor | Array, expected: npt.ArrayLike, tol: float = 1e-6) -> None:
+    """Assert same shape and values within ``tol`` (relative and absolute)."""
+    g = got.to_numpy() if isinstance(got, Tensor) else np.asarray(got)
+    e = np.asarray(expected, dtype=np.float64)
+    assert g.shape == e.shape, f"shape {g.shape}, expected {e.shape}"
+    np.testing.assert_allclose(g, e, rtol=tol, atol=tol)
+
+
+def _smooth(ref: Callable[..., float], *xs: float, h: float = 1e-4) -> bool:
+    """True unless ``ref`` has a kink or a jump within ``h`` of the point, in any argument.
+
+    Compares the one-sided slopes; a central-difference check is meaningless where they
+    differ (relu at its kink, a comparison at its threshold).
+    """
+    for i in range(len(xs)):
+
+        def f(t: float, i: int = i) -> float:
+            args = list(xs)
+            args[i] = t
+            return float(ref(*args))
+
+        x = xs[i]
+        left = (f(x) - f(x - h)) / h
+        right = (f(x + h) - f(x)) / h
+        if abs(left - right) > 1e-2 * (1.0 + abs(left) + abs(right)):
+            return False
+    return True
+
+
+def _smooth_everywhere(ref: Callable[..., float], *arrays: Array) -> bool:
+    """``_smooth`` at every (broadcast) element of ``arrays``."""
+    flat = [a.ravel() for a in np.broadcast_arrays(*arrays)]
+    return all(_smooth(ref, *(float(a[k]) for a in flat)) for k in range(flat[0].size))
+
+
+def _apply_reference(ref: Callable[..., float], *arrays: Array) -> Array:
+    """Apply a float reference elementwise (arrays broadcast)."""
+    out: Array = np.vectorize(lambda *v: float(ref(*v)), otypes=[np.float64])(*arrays)
+    return out
+
+
+ONE_ARG, TWO_ARG, REDUCE = MathTestVariable.pairs()
+_ids = operator.itemgetter(0)
+_FULL_REDUCTIONS = {"mean_full_red"}
+"""Catalogue reductions over every element (result shape ``(1,)``); the rest reduce dim 0."""
+
+# Composite expressions over a broadcast pair, each with its numpy twin.
+COMPOSITES: list[tuple[str, Callable[[Any, Any], Any], Callable[[Array, Array], Array]]] = [
+    ("poly", lambda a, b: a * a - b * 3.0 + 1.0, lambda a, b: a * a - b * 3.0 + 1.0),
+    (
+        "sigmoid_gate",
+        lambda a, b: (a * 0.1).sigmoid() * b,
+        lambda a, b: b / (1.0 + np.exp(-0.1 * a)),
+    ),
+    ("ratio", lambda a, b: a / (b * b + 1.0), lambda a, b: a / (b * b + 1.0)),
+    (
+        "log_exp",
+        lambda a, b: ((a / 50.0).exp() + (b + 101.0).log()) * 2.0,
+        lambda a, b: (np.exp(a / 50.0) + np.log(b + 101.0)) * 2.0,
+    ),
+    (
+        "relu_sum0",
+        lambda a, b: (a - b).relu().sum(0),
+        lambda a, b: np.maximum(a - b, 0.0).sum(0, keepdims=True),
+    ),
+    (
+        "mean_square",
+        lambda a, b: ((a - b) * (a - b)).mean(),
+        lambda a, b: np.array([np.mean((a - b) ** 2)]),
+    ),
+]
+
+
+class BackendSuite:
+    """Backend tests, inherited by a ``Test*`` subclass per backend.
+
+    Not named ``Test*``, so pytest collects it only through subclasses. Each test carries
+    its course marker (``task2_3`` forward, ``task2_4`` gradients), so ``pytest -m task2_4``
+    selects the gradient tests of every backend. A slow backend limits the search::
+
+        class TestCudaBackend(BackendSuite):
+            backend = CudaBackend
+            max_dims, max_size, max_examples = 3, 3, 3
+
+    Class attributes a subclass may set:
+        backend: the ``TensorBackend`` under test (required).
+        max_dims, max_size: bounds of drawn shapes for forward tests.
+        grad_max_dims, grad_max_size: bounds for gradient checks (each costs many calls).
+        max_examples: at most this many hypothesis examples per test (slow backends such as
+            the CUDA simulator); None keeps the active hypothesis profile's number.
+    """
+
+    backend: ClassVar[TensorBackend]
+    max_dims: ClassVar[int] = 4
+    max_size: ClassVar[int] = 4
+    grad_max_dims: ClassVar[int] = 3
+    grad_max_size: ClassVar[int] = 3
+    max_examples: ClassVar[int | None] = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Give each subclass its own copy of every property test.
+
+        Hypothesis refuses to run one ``@given`` method from two classes in a session
+        (``HealthCheck.differing_executors``), which is exactly what two backends' suites
+        in one pytest run would do; the copy also carries the subclass's ``max_examples``.
+        """
+        super().__init_subclass__(**kwargs)
+        for name in dir(cls):
+            test = getattr(cls, name)
+            inner = getattr(getattr(test, "hypothesis", None), "inner_test", None)
+            if not name.startswith("test") or inner is None:
+                continue
+            # Every property test of the suite takes exactly one strategy, ``data``.
+            copy = given(data=st.data())(inner)
+            if cls.max_examples is not None:
+                limit = min(cls.max_examples, settings().max_examples)
+                copy = settings(max_examples=limit)(copy)
+            copy.pytestmark = list(getattr(test, "pytestmark", []))  # type: ignore[attr-defined]
+            setattr(cls, name, copy)
+
+    # ------------------------------------------------------------------ drawing inputs
+    def draw_tensor(
+        self,
+        data: st.DataObject,
+        shape: Sequence[int] | None = None,
+        *,
+        grad: bool = False,
+        permuted: bool | None = None,
+        elements: st.SearchStrategy[float] = small_floats,
+        label: str = "tensor",
+    ) -> Tensor:
+        """Draw a tensor on the suite's backend (contiguous or permuted unless told)."""
+        dims, size = self._bounds(grad)
+        return data.draw(
+            tensors(
+                self.backend,
+                shape,
+                max_dims=dims,
+                max_size=size,
+                elements=elements,
+                permuted=permuted,
+            ),
+            label=label,
+        )
+
+    def draw_pair(self, data: st.DataObject, *, grad: bool = False) -> tuple[Tensor, Tensor]:
+        """Draw two tensors of different, broadcast-compatible shapes."""
+        dims, size = self._bounds(grad)
+        return data.draw(
+            shaped_pairs(self.backend, max_dims=dims, max_size=size), label="broadcast pair"
+        )
+
+    def draw_size(self, data: st.DataObject, label: str) -> int:
+        """Draw one dimension size."""
+        return data.draw(st.integers(1, self.max_size), label=label)
+
+    def _bounds(self, grad: bool) -> tuple[int, int]:
+        if grad:
+            return min(self.grad_max_dims, self.max_dims), min(self.grad_max_size, self.max_size)
+        return self.max_dims, self.max_size
+
+    def const(self, array: npt.ArrayLike) -> Tensor:
+        """A constant tensor on the suite's backend."""
+        return from_numpy(np.array(array, dtype=np.float64), backend=self.backend)
+
+    # ------------------------------------------------------------------ catalogue, forward
+    @pytest.mark.task2_3
+    @pytest.mark.parametrize(("name", "ref", "fn"), ONE_ARG, ids=[_ids(c) for c in ONE_ARG])
+    @given(data=st.data())
+    def test_one_arg_forward(self, name: str, ref: Any, fn: Any, data: st.DataObject) -> None:
+        """Every one-argument function matches its float reference elementwise."""
+        a = self.draw_tensor(data)
+        out = fn(a)
+        assert out.backend is self.backend
+        assert_close(out, _apply_reference(ref, a.to_numpy()))
+
+    @pytest.mark.task2_3
+    @pytest.mark.parametrize(("name", "ref", "fn"), TWO_ARG, ids=[_ids(c) for c in TWO_ARG])
+    @given(data=st.data())
+    def test_two_arg_forward(self, name: str, ref: Any, fn: Any, data: st.DataObject) -> None:
+        """Every two-argument function matches its float reference on same-shape inputs."""
+        a = self.draw_tensor(data, label="a")
+        b = self.draw_tensor(data, a.shape, label="b")
+        assert_close(fn(a, b), _apply_reference(ref, a.to_numpy(), b.to_numpy()))
+
+    @pytest.mark.task2_3
+    @pytest.mark.parametrize(("name", "ref", "fn"), TWO_ARG, ids=[_ids(c) for c in TWO_ARG])
+    @given(data=st.data())
+    def test_two_arg_broadcast_forward(
+        self, name: str, ref: Any, fn: Any, data: st.DataObject
+    ) -> None:
+        """Two-argument functions broadcast like numpy, in both argument orders."""
+        a, b = self.draw_pair(data)
+        x, y = a.to_numpy(), b.to_numpy()
+        assert_close(fn(a, b), _apply_reference(ref, x, y))
+        assert_close(fn(b, a), _apply_reference(ref, y, x))
+
+    @pytest.mark.task2_3
+    @pytest.mark.parametrize(("name", "ref", "fn"), REDUCE, ids=[_ids(c) for c in REDUCE])
+    @given(data=st.data())
+    def test_reduce_forward(self, name: str, ref: Any, fn: Any, data: st.DataObject) -> None:
+        """Reductions match the float reference over dim 0 (kept, size 1) or everything."""
+        a = self.draw_tensor(data)
+        x = a.to_numpy()
+        if name in _FULL_REDUCTIONS:
+            expected = np.array([ref(list(x.ravel()))])
+        else:
+            expected = np.expand_dims(np.apply_along_axis(lambda v: ref(list(v)), 0, x), 0)
+        assert_close(fn(a), expected)
+
+    # ------------------------------------------------------------------ catalogue, backward
+    @pytest.mark.task2_4
+    @pytest.mark.parametrize(("name", "ref", "fn"), ONE_ARG, ids=[_ids(c) for c in ONE_ARG])
+    @given(data=st.data())
+    def test_one_arg_backward(self, name: str, ref: Any, fn: Any, data: st.DataObject) -> None:
+        """Backprop through every one-argument function agrees with central differences."""
+        a = self.draw_tensor(data, grad=True)
+        assume(_smooth_everywhere(ref, a.to_numpy()))
+        grad_check(fn, a)
+
+    @pytest.mark.task2_4
+    @pytest.mark.parametrize(("name", "ref", "fn"), TWO_ARG, ids=[_ids(c) for c in TWO_ARG])
+    @given(data=st.data())
+    def test_two_arg_backward(self, name: str, ref: Any, fn: Any, data: st.DataObject) -> None:
+        """Two-argument gradients (comparisons: zero) agree with central differences."""
+        a = self.draw_tensor(data, grad=True, label="a")
+        b = self.draw_tensor(data, a.shape, grad=True, label="b")
+        assume(_smooth_everywhere(ref, a.to_numpy(), b.to_numpy()))
+        grad_check(fn, a, b)
+
+    @pytest.mark.task2_4
+    @pytest.mark.parametrize(("name", "ref", "fn"), TWO_ARG, ids=[_ids(c) for c in TWO_ARG])
+    @given(data=st.data())
+    def test_two_arg_broadcast_backward(
+        self, name: str, ref: Any, fn: Any, data: st.DataObject
+    ) -> None:
+        """Gradients of broadcast inputs are summed back to each input's own shape."""
+        a, b = self.draw_pair(data, grad=True)
+        assume(_smooth_everywhere(ref, a.to_numpy(), b.to_numpy()))
+        grad_check(fn, a, b)
+
+    @pytest.mark.task2_4
+    @pytest.mark.parametrize(("name", "ref", "fn"), REDUCE, ids=[_ids(c) for c in REDUCE])
+    @given(data=st.data())
+    def test_reduce_backward(self, name: str, ref: Any, fn: Any, data: st.DataObject) -> None:
+        """Reduction gradients agree with central differences."""
+        grad_check(fn, self.draw_tensor(data, grad=True))
+
+    # ------------------------------------------------------------------ reductions
+    @pytest.mark.task2_3
+    @given(data=st.data())
+    def test_reduce_every_dim(self, data: st.DataObject) -> None:
+        """sum, mean and the backend's add/mul/max reductions over each dim match numpy."""
+        a = self.draw_tensor(data)
+        x = a.to_numpy()
+        b = self.backend
+        for d in range(a.dims):
+            assert_close(a.sum(d), x.sum(d, keepdims=True))
+            assert_close(a.sum(d - a.dims), x.sum(d, keepdims=True))
+            assert_close(a.mean(d), x.mean(d, keepdims=True))
+            assert_close(b.add_reduce(a, d), x.sum(d, keepdims=True))
+            assert_close(b.mul_reduce(a, d), x.prod(d, keepdims=True))
+            assert_close(b.max_reduce(a, d), x.max(d, keepdims=True))
+        assert_close(a.sum(), np.array([x.sum()]))
+        assert_close(a.mean(), np.array([x.mean()]))
+
+    @pytest.mark.task2_3
+    @given(data=st.data())
+    def test_all_every_dim(self, data: st.DataObject) -> None:
+        """``all`` over each dim and overall matches numpy (inputs contain zeros)."""
+        a = self.draw_tensor(data, elements=st.sampled_from((0.0, 1.0, -2.5)))
+        x = a.to_numpy()
+        for d in range(a.dims):
+            assert_close(a.all(d), np.all(x != 0, axis=d, keepdims=True).astype(np.float64))
+        assert_close(a.all(), np.array([float(np.all(x != 0))]))
+
+    @pytest.mark.task2_4
+    @given(data=st.data())
+    def test_reduce_dim_backward(self, data: st.DataObject) -> None:
+        """Gradients of sum(d) and mean(d), weighted so each output entry counts differently."""
+        a = self.draw_tensor(data, grad=True)
+        d = data.draw(st.integers(0, a.dims - 1), label="dim")
+        reduced = tuple(1 if i == d else s for i, s in enumerate(a.shape))
+        w = self.draw_tensor(data, reduced, grad=True, label="weights")
+        grad_check(lambda x: x.sum(d) * w, a)
+        grad_check(lambda x: x.mean(d) * w, a)
+
+    # ------------------------------------------------------------------ views
+    @pytest.mark.task2_3
+    @given(data=st.data())
+    def test_permute(self, data: st.DataObject) -> None:
+        """Permute matches numpy.transpose, twice over, and shares the input's values."""
+        a = self.draw_tensor(data)
+        o1 = data.draw(st.permutations(range(a.dims)), label="order")
+        o2 = data.draw(st.permutations(range(a.dims)), label="second order")
+        x = a.to_numpy()
+        p = a.permute(*o1)
+        assert_close(p, np.transpose(x, o1))
+        assert_close(p.permute(*o2), np.transpose(np.transpose(x, o1), o2))
+        assert_close(p.contiguous(), np.transpose(x, o1))
+
+    @pytest.mark.task2_4
+    @given(data=st.data())
+    def test_permute_backward(self, data: st.DataObject) -> None:
+        """The gradient of a permute is the weights permuted back."""
+        a = self.draw_tensor(data, grad=True)
+        order = data.draw(st.permutations(range(a.dims)), label="order")
+        w = self.draw_tensor(data, tuple(a.shape[o] for o in order), grad=True, label="weights")
+        grad_check(lambda x: x.permute(*order) * w, a, samples=None)
+
+    @pytest.mark.task2_3
+    @given(data=st.data())
+    def test_view_and_contiguous(self, data: st.DataObject) -> None:
+        """View reshapes in row-major order; contiguous copies a permuted tensor in order."""
+        a = self.draw_tensor(data)
+        x = a.to_numpy()
+        c = a.contiguous()
+        assert c.is_contiguous()
+        assert_close(c, x)
+        rows = data.draw(st.sampled_from([r for r in range(1, a.size + 1) if a.size % r == 0]))
+        assert_close(c.view(rows, a.size // rows), x.reshape(rows, a.size // rows))
+        assert_close(c.view(-1), x.reshape(-1))
+        assert_close(c.view(a.size).view(*a.shape), x)
+
+    @pytest.mark.task2_4
+    @given(data=st.data())
+    def test_view_contiguous_backward(self, data: st.DataObject) -> None:
+        """Gradients flow back through contiguous() and view() to a (permuted) input."""
+        a = self.draw_tensor(data, grad=True, permuted=True)
+        w = self.draw_tensor(data, (a.size,), grad=True, label="weights")
+        grad_check(lambda x: x.contiguous().view(x.size) * w, a, samples=None)
+
+    # ------------------------------------------------------------------ matrix multiply
+    def _check_matmul(self, a: Tensor, b: Tensor) -> None:
+        expected = a.to_numpy() @ b.to_numpy()
+        assert_close(a @ b, expected)
+        assert_close(self.backend.matrix_multiply(a, b), expected)
+
+    @pytest.mark.task2_3
+    @given(data=st.data())
+    def test_matmul_2d(self, data: st.DataObject) -> None:
+        """(m, n) @ (n, p) matches numpy."""
+        m, n, p = (self.draw_size(data, s) for s in "mnp")
+        self._check_matmul(self.draw_tensor(data, (m, n)), self.draw_tensor(data, (n, p)))
+
+    @pytest.mark.task2_3
+    @given(data=st.data())
+    def test_matmul_batched(self, data: st.DataObject) -> None:
+        """(B, m, n) @ (B, n, p) and a batch against a plain matrix match numpy."""
+        batch, m, n, p = (self.draw_size(data, s) for s in "Bmnp")
+        a = self.draw_tensor(data, (batch, m, n))
+        self._check_matmul(a, self.draw_tensor(data, (batch, n, p)))
+        self._check_matmul(a, self.draw_tensor(data, (n, p)))
+        self._check_matmul(self.draw_tensor(data, (m, n)), self.draw_tensor(data, (batch, n, p)))
+
+    @pytest.mark.task2_3
+    @given(data=st.data())
+    def test_matmul_broadcast_batch(self, data: st.DataObject) -> None:
+        """Batch dimensions broadcast: (B1, 1, m, n) @ (B2, n, p) -> (B1, B2, m, p)."""
+        b1, b2, m, n, p = (self.draw_size(data, s) for s in ("B1", "B2", "m", "n", "p"))
+        a = self.draw_tensor(data, (b1, 1, m, n))
+        b = self.draw_tensor(data, (b2, n, p))
+        self._check_matmul(a, b)
+        assert (a @ b).shape == (b1, b2, m, p)
+
+    @pytest.mark.task2_3
+    @given(data=st.data())
+    def test_matmul_edges(self, data: st.DataObject) -> None:
+        """Row times column, column times row (outer product), and 1 x 1 matrices."""
+        n = self.draw_size(data, "n")
+        row = self.draw_tensor(data, (1, n), label="row")
+        col = self.draw_tensor(data, (n, 1), label="col")
+        self._check_matmul(row, col)
+        self._check_matmul(col, row)
+        self._check_matmul(self.draw_tensor(data, (1, 1)), row)
+
+    @pytest.mark.task2_3
+    @given(data=st.data())
+    def test_matmul_non_contiguous(self, data: st.DataObject) -> None:
+        """Transposed (strided) operands, 2-D and batched, match numpy."""
+        batch, m, n, p = (self.draw_size(data, s) for s in "Bmnp")
+        a_t = self.draw_tensor(data, (n, m), permuted=False).permute(1, 0)
+        b_t = self.draw_tensor(data, (p, n), permuted=False).permute(1, 0)
+        self._check_matmul(a_t, b_t)
+        a3 = self.draw_tensor(data, (batch, n, m), permuted=False).permute(0, 2, 1)
+        b3 = self.draw_tensor(data, (n, batch, p), permuted=False).permute(1, 0, 2)
+        self._check_matmul(a3, b3)
+        self._check_matmul(a3, b_t)
+
+    @pytest.mark.task2_4
+    @given(data=st.data())
+    def test_matmul_backward(self, data: st.DataObject) -> None:
+        """Matmul gradients (2-D, batched, broadcast batch), checked by central differences."""
+        batch, m, n, p = (data.draw(st.integers(1, self.grad_max_size), label=s) for s in "Bmnp")
+        cases = [
+            ((m, n), (n, p)),
+            ((batch, m, n), (batch, n, p)),
+            ((batch, 1, m, n), (2, n, p)),
+            ((m, n), (batch, n, p)),
+        ]
+        for shape_a, shape_b in cases:
+            a = self.draw_tensor(data, shape_a, grad=True, label="a")
+            b = self.draw_tensor(data, shape_b, grad=True, label="b")
+            out_shape = (*np.broadcast_shapes(shape_a[:-2], shape_b[:-2]), m, p)
+            w = self.draw_tensor(data, out_shape, grad=True, label="weights")
+            grad_check(lambda x, y, w=w: (x @ y) * w, a, b)
+
+    @pytest.mark.task2_3
+    def test_matmul_mismatched_inner_dims(self) -> None:
+        """Mismatched inner dimensions raise IndexingError naming both shapes."""
+        a = self.const(np.ones((2, 3)))
+        b = self.const(np.ones((4, 2)))
+        with pytest.raises(IndexingError, match=r"\(2, 3\).*\(4, 2\)"):
+            a @ b
+        with pytest.raises(IndexingError, match=r"\(2, 3\).*\(4, 2\)"):
+            self.backend.matrix_multiply(a, b)
+        c = self.const(np.ones((2, 2, 3)))
+        d = self.const(np.ones((3, 3, 2)))
+        with pytest.raises(IndexingError, match=r"\(2, 2, 3\).*\(3, 3, 2\)"):
+            c @ d
+
+    # ------------------------------------------------------------------ composites
+    @pytest.mark.task2_3
+    @pytest.mark.parametrize(("name", "fn", "np_fn"), COMPOSITES, ids=[_ids(c) for c in COMPOSITES])
+    @given(data=st.data())
+    def test_composite_forward(self, name: str, fn: Any, np_fn: Any, data: st.DataObject) -> None:
+        """Composite expressions over broadcast pairs match the same expression in numpy."""
+        a, b = self.draw_pair(data)
+        assert_close(fn(a, b), np_fn(a.to_numpy(), b.to_numpy()))
+
+    @pytest.mark.task2_3
+    @given(data=st.data())
+    def test_linear_layer_forward(self, data: st.DataObject) -> None:
+        """``relu(x @ w + bias).sum(1)``: a linear layer, as numpy computes it."""
+        n, k, m = (self.draw_size(data, s) for s in "nkm")
+        x = self.draw_tensor(data, (n, k), label="x")
+        w = self.draw_tensor(data, (k, m), label="w")
+        bias = self.draw_tensor(data, (m,), label="bias")
+        expected = np.maximum(x.to_numpy() @ w.to_numpy() + bias.to_numpy(), 0).sum(
+            1, keepdims=True
+        )
+        assert_close((x @ w + bias).relu().sum(1), expected)
+
+    # ------------------------------------------------------------------ backends do not mix
+    @pytest.mark.task2_3
+    def test_backends_do_not_mix(self) -> None:
+        """Combining a tensor of this backend with one of another raises ValueError."""
+        other = (
+            SimpleBackend
+            if self.backend is not SimpleBackend
+            else TensorBackend(SimpleOps, "another-simple")
+        )
+        a = self.const(np.ones((2, 2)))
+        b = from_numpy(np.ones((2, 2)), backend=other)
+        ops: list[Callable[[Tensor, Tensor], Any]] = [
+            operator.add,
+            operator.sub,
+            operator.mul,
+            operator.truediv,
+            operator.matmul,
+            operator.lt,
+            operator.gt,
+            operator.eq,
+            Tensor.is_close,
+        ]
+        for op in ops:
+            with pytest.raises(ValueError, match="different backends"):
+                op(a, b)
+            with pytest.raises(ValueError, match="different backends"):
+                op(b, a)
+        moved = b.to(self.backend)
+        assert moved.backend is self.backend
+        assert_close(a + moved, np.full((2, 2), 2.0))

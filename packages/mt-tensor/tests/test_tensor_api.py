@@ -1,0 +1,313 @@
+"""The Tensor API: creation, numpy interop, indexing, view errors, special values, finding
+backends by name, and import hygiene."""
+
+import math
+import subprocess
+import sys
+import textwrap
+from importlib import metadata
+
+import numpy as np
+import pytest
+
+from minitorch.tensor import (
+    IndexingError,
+    SimpleBackend,
+    Tensor,
+    available_backends,
+    backend,
+    from_numpy,
+    ones,
+    rand,
+    tensor,
+    tensor_ops,
+    zeros,
+)
+
+pytestmark = pytest.mark.task2_3
+
+
+# --------------------------------------------------------------- creation
+
+
+def test_tensor_from_nested_lists():
+    t = tensor([[1, 2, 3], [4, 5, 6]])
+    assert isinstance(t, Tensor)
+    assert t.shape == (2, 3)
+    assert t.size == 6
+    assert t.dims == 2
+    assert t.backend is SimpleBackend
+    np.testing.assert_array_equal(t.to_numpy(), [[1, 2, 3], [4, 5, 6]])
+    assert t.to_numpy().dtype == np.float64
+    t3 = tensor([[[1.5], [2.5]], [[3.5], [4.5]]])
+    assert t3.shape == (2, 2, 1)
+    assert t3[1, 0, 0] == 3.5
+
+
+def test_tensor_from_a_number_has_shape_one():
+    t = tensor(2.5)
+    assert t.shape == (1,)
+    assert t.item() == 2.5
+
+
+@pytest.mark.parametrize("ragged", [[[1, 2], [3]], [[1, 2], 3], [[[1], [2]], [[3, 4], [5]]]])
+def test_ragged_list_raises_value_error(ragged):
+    with pytest.raises(ValueError, match="ragged"):
+        tensor(ragged)
+
+
+def test_non_number_raises_type_error():
+    with pytest.raises(TypeError):
+        tensor([[1.0, "x"]])
+
+
+def test_zeros_and_ones():
+    z = zeros((2, 3))
+    o = ones(4)
+    assert z.shape == (2, 3)
+    assert o.shape == (4,)
+    np.testing.assert_array_equal(z.to_numpy(), np.zeros((2, 3)))
+    np.testing.assert_array_equal(o.to_numpy(), np.ones(4))
+    assert not z.requires_grad
+    assert ones((2,), requires_grad=True).is_leaf()
+
+
+def test_rand_is_uniform_in_unit_interval_and_seeded_rand_reproduces():
+    a = rand((3, 4), seed=7)
+    b = rand((3, 4), seed=7)
+    c = rand((3, 4), seed=8)
+    assert a.shape == (3, 4)
+    x = a.to_numpy()
+    assert ((x >= 0.0) & (x < 1.0)).all()
+    np.testing.assert_array_equal(x, b.to_numpy())
+    assert not np.array_equal(x, c.to_numpy())
+    gen = np.random.default_rng(3)
+    np.testing.assert_array_equal(rand(5, seed=gen).to_numpy(), np.random.default_rng(3).random(5))
+
+
+def test_rand_does_not_touch_global_random_state():
+    np.random.seed(1234)
+    before = np.random.get_state()[1].copy()
+    rand((4, 4))
+    rand((4, 4), seed=5)
+    after = np.random.get_state()[1]
+    np.testing.assert_array_equal(before, after)
+    np.random.seed(1234)
+    expected = np.random.random()
+    np.random.seed(1234)
+    rand((3,))
+    assert np.random.random() == expected
+
+
+# --------------------------------------------------------------- numpy interop
+
+
+def test_from_numpy_shares_contiguous_float64_memory():
+    arr = np.arange(6.0).reshape(2, 3)
+    t = from_numpy(arr)
+    assert t.shape == (2, 3)
+    arr[0, 1] = 42.0
+    assert t[0, 1] == 42.0
+    t[1, 2] = -1.0
+    assert arr[1, 2] == -1.0
+    assert np.shares_memory(t.to_numpy(), arr)
+
+
+def test_from_numpy_converts_other_arrays():
+    ints = np.array([[1, 2], [3, 4]])
+    t = from_numpy(ints)
+    np.testing.assert_array_equal(t.to_numpy(), ints)
+    assert t.to_numpy().dtype == np.float64
+    base = np.arange(6.0).reshape(2, 3)
+    tt = from_numpy(base.T)  # not C-contiguous: copied in row-major order
+    assert tt.shape == (3, 2)
+    np.testing.assert_array_equal(tt.to_numpy(), base.T)
+    assert from_numpy(np.float64(3.5)).shape == (1,)
+
+
+def test_to_numpy_is_a_view_of_host_storage():
+    t = tensor([[1.0, 2.0], [3.0, 4.0]])
+    n = t.to_numpy()
+    assert n.shape == (2, 2)
+    n[0, 0] = 7.0
+    assert t[0, 0] == 7.0
+    assert np.shares_memory(n, t.to_numpy())
+
+
+def test_to_numpy_of_a_permuted_tensor():
+    t = tensor([[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]])  # (1, 2, 3)
+    x = t.to_numpy().copy()
+    p = t.permute(2, 0, 1)
+    assert p.shape == (3, 1, 2)
+    np.testing.assert_array_equal(p.to_numpy(), np.transpose(x, (2, 0, 1)))
+    np.testing.assert_array_equal(t.permute(0, 2, 1).to_numpy()[0], x[0].T)
+
+
+# --------------------------------------------------------------- reading values
+
+
+def test_item():
+    assert tensor([3.5]).item() == 3.5
+    assert tensor([[[-2.0]]]).item() == -2.0
+    assert float(tensor([1.25])) == 1.25
+    assert tensor([[1.0, 2.0]]).sum().item() == 3.0
+
+
+def test_item_of_many_elements_raises():
+    with pytest.raises(RuntimeError, match=r"one-element.*\(2,\)"):
+        tensor([1.0, 2.0]).item()
+
+
+def test_indexing():
+    t = tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    assert t[0, 0] == 1.0
+    assert t[1, 2] == 6.0
+    assert t[(0, 1)] == 2.0
+    assert t[-1, -1] == 6.0
+    assert t.T[2, 1] == 6.0
+    assert tensor([7.0, 8.0])[1] == 8.0
+    t[0, 2] = 30.0
+    assert t.to_numpy()[0, 2] == 30.0
+
+
+@pytest.mark.parametrize("index", [(2, 0), (0, 3), (-3, 0), (0,), (0, 0, 0)])
+def test_bad_index_raises_indexing_error(index):
+    t = tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    with pytest.raises(IndexingError, match=r"\(2, 3\)"):
+        t[index]
+
+
+# --------------------------------------------------------------- view
+
+
+def test_view():
+    t = tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    v = t.view(3, 2)
+    assert v.shape == (3, 2)
+    np.testing.assert_array_equal(v.to_numpy(), [[1, 2], [3, 4], [5, 6]])
+    assert np.shares_memory(v.to_numpy(), t.to_numpy())
+    assert t.view(6).shape == (6,)
+    assert t.view((1, 6)).shape == (1, 6)
+
+
+def test_view_with_minus_one():
+    t = tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    assert t.view(-1).shape == (6,)
+    assert t.view(3, -1).shape == (3, 2)
+    assert t.view(-1, 1, 2).shape == (3, 1, 2)
+    np.testing.assert_array_equal(t.view(-1).to_numpy(), [1, 2, 3, 4, 5, 6])
+
+
+def test_view_of_a_non_contiguous_tensor_raises():
+    t = tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]).permute(1, 0)
+    with pytest.raises(RuntimeError, match="contiguous"):
+        t.view(6)
+    np.testing.assert_array_equal(t.contiguous().view(6).to_numpy(), [1, 4, 2, 5, 3, 6])
+
+
+@pytest.mark.parametrize("shape", [(4,), (2, 2), (7, -1), (4, -1), (2, 3, 2)])
+def test_view_to_a_different_size_raises(shape):
+    t = tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    with pytest.raises(IndexingError, match=r"\(2, 3\)"):
+        t.view(*shape)
+
+
+def test_view_with_two_minus_ones_raises():
+    with pytest.raises(IndexingError, match="more than one -1"):
+        tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]).view(-1, -1)
+
+
+# --------------------------------------------------------------- special values
+
+
+def test_log_of_negative_is_nan_and_log_of_zero_is_minus_inf():
+    out = tensor([-1.0, 0.0, 1.0, math.e]).log().to_numpy()
+    assert math.isnan(out[0])
+    assert out[1] == -math.inf
+    assert out[2] == 0.0
+    assert out[3] == pytest.approx(1.0)
+
+
+def test_sqrt_of_negative_is_nan():
+    out = tensor([-4.0, 0.0, 9.0]).sqrt().to_numpy()
+    assert math.isnan(out[0])
+    assert list(out[1:]) == [0.0, 3.0]
+
+
+def test_scalar_operands_on_either_side():
+    t = tensor([1.0, 2.0])
+    np.testing.assert_array_equal((1.0 - t).to_numpy(), [0.0, -1.0])
+    np.testing.assert_array_equal((6.0 / t).to_numpy(), [6.0, 3.0])
+    np.testing.assert_array_equal((2 * t + 1).to_numpy(), [3.0, 5.0])
+    np.testing.assert_array_equal((t < 1.5).to_numpy(), [1.0, 0.0])
+    np.testing.assert_array_equal((t == 2.0).to_numpy(), [0.0, 1.0])
+    with pytest.raises(TypeError):
+        t + "1"
+
+
+def test_truth_value_of_many_elements_raises():
+    with pytest.raises(RuntimeError, match="ambiguous"):
+        bool(tensor([1.0, 2.0]))
+    assert bool(tensor([1.0]))
+
+
+# --------------------------------------------------------------- finding backends
+
+
+class FakeEntryPoints:
+    def __init__(self, **registered):
+        self.registered = registered
+
+    def entry_points(self, group):
+        assert group == tensor_ops.ENTRY_POINT_GROUP
+        return [metadata.EntryPoint(n, v, group) for n, v in self.registered.items()]
+
+
+def test_backend_simple_is_the_simple_backend():
+    assert backend("simple") is SimpleBackend
+    assert available_backends()["simple"] == "minitorch.tensor:SimpleBackend"
+
+
+@pytest.mark.parametrize(("name", "package"), [("fast", "mt-fast"), ("cuda", "mt-cuda")])
+def test_missing_backend_says_what_to_install(monkeypatch, name, package):
+    monkeypatch.setattr(tensor_ops, "metadata", FakeEntryPoints())
+    assert available_backends() == {"simple": "minitorch.tensor:SimpleBackend"}
+    with pytest.raises(LookupError, match=package):
+        backend(name)
+
+
+def test_unknown_backend_lists_known_ones(monkeypatch):
+    monkeypatch.setattr(tensor_ops, "metadata", FakeEntryPoints())
+    with pytest.raises(LookupError, match="simple"):
+        backend("tpu")
+
+
+def test_backend_is_found_through_its_entry_point(monkeypatch):
+    monkeypatch.setattr(
+        tensor_ops, "metadata", FakeEntryPoints(fast="minitorch.tensor:SimpleBackend")
+    )
+    assert available_backends()["fast"] == "minitorch.tensor:SimpleBackend"
+    assert backend("fast") is SimpleBackend
+
+
+def test_entry_point_that_is_not_a_backend_raises(monkeypatch):
+    monkeypatch.setattr(tensor_ops, "metadata", FakeEntryPoints(bad="minitorch.tensor:tensor"))
+    with pytest.raises(TypeError, match="not a TensorBackend"):
+        backend("bad")
+
+
+def test_importing_minitorch_tensor_does_not_import_numba():
+    code = textwrap.dedent(
+        """
+        import sys
+        import minitorch.tensor
+        t = minitorch.tensor.tensor([[1.0, 2.0]]) @ minitorch.tensor.tensor([[3.0], [4.0]])
+        assert t.item() == 11.0
+        assert "numba" not in sys.modules, "numba was imported"
+        assert "minitorch.tensor.testing" not in sys.modules
+        """
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
