@@ -9,6 +9,7 @@ gradient. Gradients of broadcast inputs are summed back to each input's shape in
 
 from __future__ import annotations
 
+import builtins
 import numbers
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -120,7 +121,7 @@ class Tensor:
             TensorData(self.backend.ops.storage_zeros(size), shape), backend=self.backend
         )
 
-    def tuple(self) -> tuple[Storage, Any, Any]:
+    def tuple(self) -> builtins.tuple[Storage, Any, Any]:
         """Return ``(storage, shape, strides)`` for kernels."""
         return self._tensor.tuple()
 
@@ -152,7 +153,7 @@ class Tensor:
 
     # ------------------------------------------------------------------ properties
     @property
-    def shape(self) -> tuple[int, ...]:
+    def shape(self) -> builtins.tuple[int, ...]:
         """The size of each dimension."""
         return self._tensor.shape
 
@@ -207,7 +208,7 @@ class Tensor:
         """The tensor inputs of the function that made this tensor."""
         return () if self.history is None else self.history.inputs
 
-    def chain_rule(self, d_output: Tensor) -> Iterable[tuple[Tensor, Tensor]]:
+    def chain_rule(self, d_output: Tensor) -> Iterable[builtins.tuple[Tensor, Tensor]]:
         """Return ``(input, gradient)`` for each non-constant input, summed to its shape."""
         h = self.history
         if h is None or h.last_fn is None or h.ctx is None:
