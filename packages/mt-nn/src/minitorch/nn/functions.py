@@ -45,6 +45,8 @@ def _const(value: float, backend: TensorBackend) -> Tensor:
 
 
 def _dim(t: Tensor, dim: int, name: str) -> int:
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{name} takes a Tensor, got {type(t).__name__}")
     if not isinstance(dim, int) or isinstance(dim, bool):
         raise TypeError(f"{name}: dim must be an int, got {dim!r}")
     if not -t.dims <= dim < t.dims:
@@ -220,6 +222,8 @@ def max(input: Tensor, dim: int | None = None) -> Tensor:
     With ``dim=None`` the maximum of every element, shape ``(1,)``. The gradient goes to
     the maximal elements; ties share it equally, as with ``torch.amax``.
     """
+    if not isinstance(input, Tensor):
+        raise TypeError(f"max takes a Tensor, got {type(input).__name__}")
     return Max.apply(input, None if dim is None else _dim(input, dim, "max"))
 
 
@@ -344,6 +348,8 @@ def dropout(
     Raises:
         ValueError: if ``rate`` is not in ``[0, 1]``.
     """
+    if not isinstance(input, Tensor):
+        raise TypeError(f"dropout takes a Tensor, got {type(input).__name__}")
     rate = float(rate)
     if not 0.0 <= rate <= 1.0:
         raise ValueError(f"dropout rate must be in [0, 1], got {rate}")
