@@ -65,10 +65,12 @@ _PAGE_STATE = """(() => {
 
 
 def find_chromium() -> str | None:
-    """Return the Chromium executable (``$CHROMIUM`` or ``chromium`` on PATH), or None."""
+    """Return the Chromium executable, or None: ``$CHROMIUM`` if set (and executable), else
+    ``chromium`` or ``chromium-browser`` on PATH.
+    """
     explicit = os.environ.get("CHROMIUM")
     if explicit:
-        return explicit
+        return explicit if os.access(explicit, os.X_OK) else None
     for name in ("chromium", "chromium-browser"):
         found = shutil.which(name)
         if found:

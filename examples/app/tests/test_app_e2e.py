@@ -31,10 +31,6 @@ from app_browser import Browser, find_chromium, streamlit_server  # noqa: E402
 
 pytestmark = pytest.mark.task0_5
 
-CHROMIUM = find_chromium()
-if CHROMIUM is None:
-    missing("Chromium", "apt-get install chromium, or set CHROMIUM=/path/to/chromium")
-
 
 @pytest.fixture(scope="module")
 def artifacts() -> Path:
@@ -64,15 +60,18 @@ def mnist(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def server(artifacts: Path, mnist: dict[str, str]) -> Iterator[str]:
+def server(artifacts: Path, mnist: dict[str, str], browser: Browser) -> Iterator[str]:
     with streamlit_server(APP, artifacts / "server.log", env=mnist) as url:
         yield url
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    assert CHROMIUM is not None
-    with Browser(CHROMIUM) as b:
+    chromium = find_chromium()
+    if chromium is None:  # a failure in CI, of these tests only; a skip elsewhere
+        missing("Chromium", "sh examples/app/install-browser.sh, or set CHROMIUM=/path/to/it")
+    assert chromium is not None
+    with Browser(chromium) as b:
         yield b
 
 

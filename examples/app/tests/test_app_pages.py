@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from app_support import (
     APP,
+    missing,
     require_app_packages,
     require_mt_nn,
     write_fake_mnist,
@@ -144,6 +145,23 @@ def test_train_page_trains_a_network_of_scalars(stop_training: list) -> None:
     at.run()
     assert metrics(at)["epoch"] == "3/3"
     assert job.snapshot().status == "done"
+
+
+@pytest.mark.task3_5
+def test_train_page_trains_on_the_fast_backend(stop_training: list) -> None:
+    from explorer.training import backend_problem
+
+    if backend_problem("fast"):
+        missing("the fast backend", backend_problem("fast") or "")
+    at = open_page("train", {"backend": "fast", "epochs": "20", "points": "20"})
+    job = _start_training(at, stop_training)
+    assert job.config.backend == "fast"
+    assert job.join(timeout=120)  # the first run may compile the kernels
+    at.run()
+    assert job.snapshot().status == "done", job.snapshot().error
+    assert metrics(at)["epoch"] == "20/20"
+    (boundary, _) = charts(at)
+    assert len(traces(boundary)["P(y = 1)"]["z"]) == 41  # the fast backend draws finer
 
 
 @pytest.mark.task2_5
