@@ -1,0 +1,116 @@
+"""Task 4.3: tile, average and max pooling."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import minitorch.nn as nn
+from minitorch.fast import FastBackend
+from minitorch.tensor import from_numpy, grad_check
+
+pytestmark = pytest.mark.task4_3
+
+
+@st.composite
+def pool_case(draw: st.DrawFn) -> tuple[np.ndarray, tuple[int, int]]:
+    kh, kw = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    nh, nw = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    batch, channel = draw(st.integers(1, 2)), draw(st.integers(1, 3))
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    return rng.standard_normal((batch, channel, nh * kh, nw * kw)), (kh, kw)
+
+
+def _windows(x: np.ndarray, kh: int, kw: int) -> np.ndarray:
+    b, c, h, w = x.shape
+    return x.reshape(b, c, h // kh, kh, w // kw, kw).transpose(0, 1, 2, 4, 3, 5)
+
+
+@given(case=pool_case())
+def test_tile(case) -> None:
+    x, (kh, kw) = case
+    tiled, nh, nw = nn.tile(from_numpy(x, FastBackend), (kh, kw))
+    assert (nh, nw) == (x.shape[2] // kh, x.shape[3] // kw)
+    expected = _windows(x, kh, kw).reshape(*x.shape[:2], nh, nw, kh * kw)
+    np.testing.assert_array_equal(tiled.to_numpy(), expected)
+
+
+def test_tile_is_a_view_when_the_layout_allows() -> None:
+    x = from_numpy(np.arange(2 * 3 * 4 * 6, dtype=float).reshape(2, 3, 4, 6), FastBackend)
+    rows, _, _ = nn.tile(x, (1, 3))  # windows along a row are contiguous already
+    assert rows.tuple()[0] is x.tuple()[0]
+    whole, _, _ = nn.tile(x, (2, 6))  # a window is whole rows
+    assert whole.tuple()[0] is x.tuple()[0]
+    blocks, _, _ = nn.tile(x, (2, 3))  # 2 x 3 blocks interleave: one copy
+    assert blocks.tuple()[0] is not x.tuple()[0]
+
+
+def test_tile_gradient(backend) -> None:
+    x = from_numpy(np.random.default_rng(0).standard_normal((1, 2, 4, 4)), backend)
+    grad_check(lambda a: nn.tile(a, (2, 2))[0], x)
+
+
+@given(case=pool_case())
+def test_avgpool2d_matches_reference(case) -> None:
+    x, (kh, kw) = case
+    out = nn.avgpool2d(from_numpy(x, FastBackend), (kh, kw))
+    np.testing.assert_allclose(out.to_numpy(), _windows(x, kh, kw).mean(axis=(4, 5)), atol=1e-12)
+
+
+@given(case=pool_case())
+def test_maxpool2d_matches_reference(case) -> None:
+    x, (kh, kw) = case
+    out = nn.maxpool2d(from_numpy(x, FastBackend), (kh, kw))
+    np.testing.assert_array_equal(out.to_numpy(), _windows(x, kh, kw).max(axis=(4, 5)))
+
+
+@pytest.mark.parametrize("pool", [nn.avgpool2d, nn.maxpool2d])
+def test_pool_gradients(backend, pool) -> None:
+    x = from_numpy(np.random.default_rng(1).standard_normal((2, 2, 4, 6)), backend)
+    grad_check(lambda a: pool(a, (2, 3)), x, samples=10)
+
+
+def test_avgpool2d_does_not_copy_a_contiguous_input() -> None:
+    x = from_numpy(np.ones((2, 3, 8, 8)), FastBackend).requires_grad_(True)
+    out = nn.avgpool2d(x, (4, 4))
+    assert out.shape == (2, 3, 2, 2)
+    out.sum().backward()
+    np.testing.assert_allclose(x.grad.to_numpy(), np.full((2, 3, 8, 8), 1 / 16))
+
+
+def test_maxpool2d_ties_share_the_gradient() -> None:
+    x = from_numpy(np.array([[[[1.0, 3.0], [3.0, 0.0]]]]), FastBackend).requires_grad_(True)
+    nn.maxpool2d(x, (2, 2)).sum().backward()
+    np.testing.assert_array_equal(x.grad.to_numpy(), [[[[0.0, 0.5], [0.5, 0.0]]]])
+
+
+@pytest.mark.parametrize("kernel", [(2, 2), (4, 2), (1, 3)])
+def test_pools_match_torch(torch_ref, kernel) -> None:
+    torch = torch_ref.torch
+    x = np.random.default_rng(2).standard_normal((2, 3, 8, 6))  # no ties
+    g = np.random.default_rng(3).standard_normal((2, 3, 8 // kernel[0], 6 // kernel[1]))
+    for ours, theirs in ((nn.avgpool2d, torch.nn.functional.avg_pool2d),
+                         (nn.maxpool2d, torch.nn.functional.max_pool2d)):
+        tx = torch.from_numpy(x).requires_grad_(True)
+        expected = theirs(tx, kernel)
+        expected.backward(torch.from_numpy(g))
+        mx = from_numpy(x, FastBackend).requires_grad_(True)
+        out = ours(mx, kernel)
+        out.backward(from_numpy(g, FastBackend))
+        np.testing.assert_allclose(out.to_numpy(), expected.detach().numpy(), atol=1e-12)
+        np.testing.assert_allclose(mx.grad.to_numpy(), tx.grad.numpy(), atol=1e-12)
+
+
+@pytest.mark.parametrize("fn", [nn.avgpool2d, nn.maxpool2d, lambda x, k: nn.tile(x, k)])
+def test_pool_errors(fn) -> None:
+    x = from_numpy(np.ones((1, 1, 6, 6)), FastBackend)
+    with pytest.raises(ValueError, match="must divide"):
+        fn(x, (4, 4))
+    with pytest.raises(ValueError, match="must divide"):
+        fn(x, (0, 2))
+    with pytest.raises(ValueError, match="pair of ints"):
+        fn(x, (2,))
+    with pytest.raises(ValueError, match=r"\(batch, channel, height, width\)"):
+        fn(from_numpy(np.ones((6, 6)), FastBackend), (2, 2))
