@@ -151,7 +151,7 @@ def streamlit_server(
                     )
                 try:
                     with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                        return r.read().strip() == b"ok"
+                        return bool(r.read().strip() == b"ok")
                 except OSError:
                     return False
 
@@ -301,7 +301,8 @@ class Browser:
             return state if idle and drawn and expect in state.text else None
 
         try:
-            return _wait_until(ready, timeout, f"{expect!r} on the page", interval=0.25)
+            state: PageState = _wait_until(ready, timeout, f"{expect!r} on the page", 0.25)
+            return state
         except TimeoutError as exc:
             seen = last[0]
             summary = (

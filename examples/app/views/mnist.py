@@ -6,6 +6,7 @@ missing is named on the page.
 """
 
 import os
+from pathlib import Path
 
 import numpy as np
 import streamlit as st
@@ -72,7 +73,7 @@ if not checkpoint_text.strip():
     )
 else:
     try:
-        loaded = load_model(find_checkpoint(checkpoint_text.strip()))
+        loaded = load_model(Path(checkpoint_text.strip()))
     except MnistError as exc:
         st.error(f"Cannot use this checkpoint: {exc}", icon=":material/error:")
 
