@@ -1,0 +1,199 @@
+"""Task 4.5: the MNIST (IDX), SST-2 (TSV) and GloVe readers, on small files written here."""
+
+from __future__ import annotations
+
+import gzip
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import minitorch.nn as nn
+from minitorch.nn.data import read_idx
+
+pytestmark = pytest.mark.task4_5
+
+
+def idx_bytes(array: np.ndarray, magic: int | None = None) -> bytes:
+    """An IDX file: magic (0, 0, type 0x08, dims), big-endian sizes, then uint8 data."""
+    head = magic if magic is not None else 0x0800 + array.ndim
+    return struct.pack(">I", head) + b"".join(struct.pack(">I", s) for s in array.shape) + (
+        array.astype(np.uint8).tobytes()
+    )
+
+
+def write(path: Path, data: bytes, compress: bool = True) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if compress:
+        with gzip.open(path, "wb") as f:
+            f.write(data)
+    else:
+        path.write_bytes(data)
+    return path
+
+
+def make_mnist(root: Path, n_train: int = 12, n_test: int = 5, compress: bool = True) -> None:
+    rng = np.random.default_rng(0)
+    suffix = ".gz" if compress else ""
+    for stem, n in (("train", n_train), ("t10k", n_test)):
+        images = rng.integers(0, 256, (n, 28, 28))
+        labels = rng.integers(0, 10, n)
+        write(root / "mnist" / f"{stem}-images-idx3-ubyte{suffix}", idx_bytes(images), compress)
+        write(root / "mnist" / f"{stem}-labels-idx1-ubyte{suffix}", idx_bytes(labels), compress)
+
+
+@pytest.mark.parametrize("compress", [True, False])
+def test_mnist_loads(tmp_path, compress) -> None:
+    make_mnist(tmp_path, compress=compress)
+    train = nn.MNIST.load(tmp_path, "train")
+    test = nn.MNIST.load(tmp_path, "test")
+    assert train.images.shape == (12, 28, 28) and train.images.dtype == np.uint8
+    assert len(train) == 12 and len(test) == 5
+    assert train.labels.max() <= 9
+
+
+def test_mnist_folder_from_the_environment(tmp_path, monkeypatch) -> None:
+    make_mnist(tmp_path)
+    monkeypatch.setenv("MINITORCH_DATA", str(tmp_path))
+    assert len(nn.MNIST.load(split="test")) == 5
+
+
+def test_mnist_missing_file_says_which_and_how_to_get_it(tmp_path) -> None:
+    make_mnist(tmp_path)
+    (tmp_path / "mnist" / "t10k-labels-idx1-ubyte.gz").unlink()
+    with pytest.raises(nn.MissingDataError) as info:
+        nn.MNIST.load(tmp_path, "test")
+    message = str(info.value)
+    assert "t10k-labels-idx1-ubyte" in message and str(tmp_path) in message
+    assert "Download" in message and "MINITORCH_DATA" in message
+    assert isinstance(info.value, FileNotFoundError)
+
+
+def test_mnist_wrong_magic(tmp_path) -> None:
+    make_mnist(tmp_path)
+    labels = np.zeros(12)
+    write(tmp_path / "mnist" / "train-labels-idx1-ubyte.gz", idx_bytes(labels, magic=2051))
+    with pytest.raises(nn.CorruptDataError, match="magic number 2051.*expected 2049"):
+        nn.MNIST.load(tmp_path, "train")
+
+
+def test_mnist_truncated(tmp_path) -> None:
+    make_mnist(tmp_path)
+    path = tmp_path / "mnist" / "train-images-idx3-ubyte.gz"
+    data = gzip.decompress(path.read_bytes())
+    write(path, data[:-100])
+    with pytest.raises(nn.CorruptDataError, match="truncated"):
+        nn.MNIST.load(tmp_path, "train")
+
+
+def test_mnist_truncated_gzip_stream(tmp_path) -> None:
+    make_mnist(tmp_path)
+    path = tmp_path / "mnist" / "train-images-idx3-ubyte.gz"
+    path.write_bytes(path.read_bytes()[:50])
+    with pytest.raises(nn.CorruptDataError, match="cannot be read"):
+        nn.MNIST.load(tmp_path, "train")
+
+
+def test_mnist_count_mismatch(tmp_path) -> None:
+    make_mnist(tmp_path)
+    write(tmp_path / "mnist" / "train-labels-idx1-ubyte.gz", idx_bytes(np.zeros(11)))
+    with pytest.raises(nn.CorruptDataError, match="12 images but .* 11 labels"):
+        nn.MNIST.load(tmp_path, "train")
+
+
+def test_mnist_bad_split(tmp_path) -> None:
+    with pytest.raises(ValueError, match="'train' or 'test'"):
+        nn.MNIST.load(tmp_path, "validation")
+
+
+def test_read_idx_extra_bytes_and_bad_header(tmp_path) -> None:
+    path = write(tmp_path / "x.idx", idx_bytes(np.zeros((2, 3))) + b"\0", compress=False)
+    with pytest.raises(nn.CorruptDataError, match="longer than its header"):
+        read_idx(path)
+    write(path, b"\1\2\3\4\5\6\7\10", compress=False)
+    with pytest.raises(nn.CorruptDataError, match="not an IDX header"):
+        read_idx(path)
+    np.testing.assert_array_equal(
+        read_idx(write(path, idx_bytes(np.arange(6).reshape(2, 3)), compress=False)),
+        np.arange(6).reshape(2, 3),
+    )
+
+
+def write_sst2(root: Path, split: str, rows: list[str], header: str = "sentence\tlabel") -> Path:
+    path = root / "sst2" / f"{split}.tsv"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join([header, *rows]) + "\n", encoding="utf-8")
+    return path
+
+
+def test_sst2_reads(tmp_path) -> None:
+    write_sst2(tmp_path, "dev", ["a fine film .\t1", "dull and long\t0", ""])
+    data = nn.SST2.load(tmp_path, "dev")
+    assert data.sentences == [["a", "fine", "film", "."], ["dull", "and", "long"]]
+    assert data.labels.tolist() == [1, 0] and len(data) == 2
+
+
+def test_sst2_glue_folder_name(tmp_path) -> None:
+    path = tmp_path / "SST-2" / "train.tsv"
+    path.parent.mkdir()
+    path.write_text("sentence\tlabel\ngood\t1\n", encoding="utf-8")
+    assert nn.SST2.load(tmp_path, "train").labels.tolist() == [1]
+
+
+@pytest.mark.parametrize(
+    ("rows", "header", "match"),
+    [
+        (["good\t1"], "text\tlabel", "header"),
+        (["good\t1", "bad\t2"], "sentence\tlabel", "line 3"),
+        (["no tab here"], "sentence\tlabel", "line 2"),
+    ],
+)
+def test_sst2_corrupt(tmp_path, rows, header, match) -> None:
+    write_sst2(tmp_path, "dev", rows, header)
+    with pytest.raises(nn.CorruptDataError, match=match):
+        nn.SST2.load(tmp_path, "dev")
+
+
+def test_sst2_missing(tmp_path) -> None:
+    with pytest.raises(nn.MissingDataError, match=r"sst2/dev\.tsv.*SST-2\.zip"):
+        nn.SST2.load(tmp_path, "dev")
+
+
+def write_glove(root: Path, lines: list[str], compress: bool = True) -> Path:
+    name = "glove/glove.6B.50d.txt" + (".gz" if compress else "")
+    return write(root / name, ("\n".join(lines) + "\n").encode(), compress)
+
+
+def glove_line(word: str, value: float, dim: int = 50) -> str:
+    return " ".join([word] + [f"{value + k / 100:.2f}" for k in range(dim)])
+
+
+@pytest.mark.parametrize("compress", [True, False])
+def test_glove_reads_and_filters(tmp_path, compress) -> None:
+    write_glove(tmp_path, [glove_line("the", 0.1), glove_line("film", -1.0), glove_line("x", 2)],
+                compress)
+    glove = nn.GloVe.load(tmp_path)
+    assert len(glove) == 3 and glove.dim == 50 and "film" in glove
+    np.testing.assert_allclose(glove.vectors[glove.index["film"]][:2], [-1.0, -0.99])
+    only = nn.GloVe.load(tmp_path, vocab={"film", "missing"})
+    assert list(only.index) == ["film"]
+    emb = only.embed(["film", "unknown"])
+    assert emb.shape == (2, 50) and not emb[1].any()
+
+
+def test_glove_corrupt(tmp_path) -> None:
+    write_glove(tmp_path, [glove_line("the", 0.1), glove_line("film", 0.2, dim=49)])
+    with pytest.raises(nn.CorruptDataError, match="line 2: 49 values, expected 50"):
+        nn.GloVe.load(tmp_path)
+    write_glove(tmp_path, [glove_line("the", 0.1), "film " + "abc " * 49 + "abc"])
+    with pytest.raises(nn.CorruptDataError, match="not a number"):
+        nn.GloVe.load(tmp_path)
+    write_glove(tmp_path, [])
+    with pytest.raises(nn.CorruptDataError, match="no vectors"):
+        nn.GloVe.load(tmp_path)
+
+
+def test_glove_missing(tmp_path) -> None:
+    with pytest.raises(nn.MissingDataError, match=r"glove\.6B\.50d\.txt.*glove\.6B\.zip"):
+        nn.GloVe.load(tmp_path)

@@ -1,0 +1,148 @@
+"""Task 4.5: layers, initialisation and losses."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import minitorch.nn as nn
+from minitorch.autodiff import Adam
+from minitorch.fast import FastBackend
+from minitorch.operators import Module
+from minitorch.tensor import SimpleBackend, from_numpy, grad_check, tensor
+
+pytestmark = pytest.mark.task4_5
+
+
+def test_linear_shapes_init_and_forward() -> None:
+    layer = nn.Linear(5, 3, seed=0)
+    names = dict(layer.named_parameters())
+    assert set(names) == {"weight", "bias"}
+    w, b = names["weight"].value, names["bias"].value
+    assert w.shape == (5, 3) and b.shape == (3,) and w.backend is FastBackend
+    bound = 1 / math.sqrt(5)
+    assert np.abs(w.to_numpy()).max() <= bound and np.abs(b.to_numpy()).max() <= bound
+    x = np.random.default_rng(0).standard_normal((4, 5))
+    out = layer(from_numpy(x, FastBackend))
+    np.testing.assert_allclose(out.to_numpy(), x @ w.to_numpy() + b.to_numpy(), atol=1e-12)
+
+
+def test_layers_are_reproducible_by_seed() -> None:
+    a, b = nn.Conv2d(2, 3, 3, seed=4), nn.Conv2d(2, 3, 3, seed=4)
+    np.testing.assert_array_equal(a.weight.value.to_numpy(), b.weight.value.to_numpy())
+    c = nn.Conv2d(2, 3, 3, seed=5)
+    assert not np.array_equal(a.weight.value.to_numpy(), c.weight.value.to_numpy())
+
+
+def test_conv_layers_match_functional(ref) -> None:
+    x1 = np.random.default_rng(1).standard_normal((2, 3, 7))
+    layer1 = nn.Conv1d(3, 4, 3, backend=SimpleBackend, seed=0)
+    assert layer1.weight.value.shape == (4, 3, 3) and layer1.bias.value.shape == (4,)
+    w, b = layer1.weight.value.to_numpy(), layer1.bias.value.to_numpy()
+    np.testing.assert_allclose(layer1(from_numpy(x1, SimpleBackend)).to_numpy(),
+                               ref.conv(x1, w, b), atol=1e-12)
+    bound = 1 / math.sqrt(3 * 3)
+    assert np.abs(w).max() <= bound
+    x2 = np.random.default_rng(2).standard_normal((2, 2, 5, 6))
+    layer2 = nn.Conv2d(2, 3, (2, 3), seed=0)
+    assert layer2.weight.value.shape == (3, 2, 2, 3)
+    w, b = layer2.weight.value.to_numpy(), layer2.bias.value.to_numpy()
+    np.testing.assert_allclose(layer2(from_numpy(x2, FastBackend)).to_numpy(),
+                               ref.conv(x2, w, b), atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: nn.Linear(0, 3),
+        lambda: nn.Linear(2, -1),
+        lambda: nn.Conv1d(2, 3, 0),
+        lambda: nn.Conv2d(2, 3, (3, 0)),
+        lambda: nn.Conv2d(1.5, 3, 3),  # type: ignore[arg-type]
+    ],
+)
+def test_bad_layer_sizes_raise(make) -> None:
+    with pytest.raises(ValueError, match="must be a positive int"):
+        make()
+
+
+def test_linear_rejects_a_wrong_input_shape() -> None:
+    with pytest.raises(ValueError, match=r"\(batch, 5\)"):
+        nn.Linear(5, 3)(from_numpy(np.ones((2, 4)), FastBackend))
+
+
+def test_nll_loss_and_cross_entropy(backend) -> None:
+    logits = np.random.default_rng(3).standard_normal((4, 3))
+    labels = [0, 2, 1, 2]
+    lp = nn.logsoftmax(from_numpy(logits, backend), 1)
+    loss = nn.nll_loss(lp, labels)
+    log_probs = logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
+    expected = -log_probs[np.arange(4), labels].mean()
+    assert loss.shape == (1,) and loss.item() == pytest.approx(expected)
+    assert nn.cross_entropy(from_numpy(logits, backend), labels).item() == pytest.approx(expected)
+    onehot = from_numpy(nn.one_hot(labels, 3), backend)
+    assert nn.nll_loss(lp, onehot).item() == pytest.approx(expected)
+    grad_check(lambda z: nn.cross_entropy(z, labels), from_numpy(logits, backend), samples=None)
+
+
+def test_losses_match_torch(torch_ref) -> None:
+    torch = torch_ref.torch
+    logits = np.random.default_rng(4).standard_normal((5, 4))
+    labels = np.array([3, 0, 1, 1, 2])
+    tz = torch.from_numpy(logits).requires_grad_(True)
+    torch.nn.functional.cross_entropy(tz, torch.from_numpy(labels)).backward()
+    z = from_numpy(logits, FastBackend).requires_grad_(True)
+    loss = nn.cross_entropy(z, labels)
+    loss.backward()
+    expected = torch.nn.functional.cross_entropy(torch.from_numpy(logits), torch.from_numpy(labels))
+    assert loss.item() == pytest.approx(expected.item(), rel=1e-12)
+    np.testing.assert_allclose(z.grad.to_numpy(), tz.grad.numpy(), atol=1e-12)
+
+
+def test_loss_errors() -> None:
+    lp = tensor([[0.0, 0.0], [0.0, 0.0]], backend=FastBackend)
+    with pytest.raises(ValueError, match=r"ints in \[0, 2\)"):
+        nn.nll_loss(lp, [0, 2])
+    with pytest.raises(ValueError, match="does not match"):
+        nn.nll_loss(lp, [0, 1, 1])
+    with pytest.raises(ValueError, match="classes"):
+        nn.nll_loss(tensor([0.0, 1.0]), [0])
+    with pytest.raises(ValueError, match="class indices"):
+        nn.one_hot([[0, 1]], 2)
+
+
+def test_a_small_conv_network_learns() -> None:
+    """Bright-left vs bright-right 6x6 images: the loss falls and the net classifies them."""
+
+    class Net(Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv = nn.Conv2d(1, 2, 3, seed=0)
+            self.linear = nn.Linear(2 * 3 * 3, 2, seed=1)
+
+        def forward(self, x):
+            h = nn.avgpool2d(self.conv(x).relu(), (2, 2))
+            return nn.logsoftmax(self.linear(h.view(x.shape[0], 18)), 1)
+
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 2, 32)
+    images = rng.random((32, 1, 6, 6)) * 0.2
+    for k, y in enumerate(labels):
+        images[k, 0, :, :3] += y
+        images[k, 0, :, 3:] += 1 - y
+    model = Net()
+    opt = Adam(model.parameters(), lr=0.05)
+    x = from_numpy(images, FastBackend)
+    losses = []
+    for _ in range(30):
+        opt.zero_grad()
+        out = model(x)
+        loss = nn.nll_loss(out, labels)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    assert losses[-1] < 0.2 * losses[0]
+    model.eval()
+    assert (np.argmax(model(x).to_numpy(), axis=1) == labels).all()
