@@ -32,6 +32,7 @@ LABEL_COLORS = {0: "#1f77b4", 1: "#d62728"}
 _SCALE = [[0.0, "#aec7e8"], [0.5, "#f7f7f7"], [1.0, "#f4a6a6"]]
 _POSITIONS = "Viridis"
 _CELL = 70  # pixels per cell of the stride pictures
+_MIN_WIDTH = 400
 _MAX_WIDTH = 1100
 
 
@@ -185,7 +186,7 @@ def storage_figure(storage: np.ndarray, highlight: int | None) -> go.Figure:
     fig.update_layout(
         title="storage",
         height=150,
-        width=min(_MAX_WIDTH, 40 + _CELL * size),
+        width=min(_MAX_WIDTH, max(_MIN_WIDTH, 40 + _CELL * size)),
         margin={"l": 10, "r": 10, "t": 40, "b": 10},
     )
     fig.update_xaxes(title_text="position", dtick=1)
@@ -248,11 +249,12 @@ def tensor_figure(
             row=1,
             col=k + 1,
         )
+    fig.update_annotations(yshift=30)  # the panel titles, above the column numbers
     fig.update_layout(
-        title="tensor (value, @ storage position)",
-        height=110 + 60 * rows,
-        width=min(_MAX_WIDTH, 60 + (_CELL * cols + 30) * panels),
-        margin={"l": 10, "r": 10, "t": 80, "b": 10},
+        title="tensor: value and @ storage position",
+        height=130 + 60 * rows,
+        width=min(_MAX_WIDTH, max(_MIN_WIDTH, 60 + (_CELL * cols + 30) * panels)),
+        margin={"l": 10, "r": 10, "t": 100, "b": 10},
     )
     return fig
 

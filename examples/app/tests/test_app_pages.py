@@ -261,6 +261,12 @@ def test_strides_page_shows_which_cell_each_index_reads() -> None:
 
 
 @pytest.mark.task2_1
+def test_strides_page_starts_from_the_url() -> None:
+    at = open_page("strides", {"shape": "4, 2", "code": "t.permute(1, 0)"})
+    assert at.dataframe[0].value["strides"].tolist() == ["(2, 1)", "(1, 2)"]
+
+
+@pytest.mark.task2_1
 def test_strides_page_examples_and_errors() -> None:
     at = open_page("strides")
     at.selectbox(key="example").set_value("view after permute (fails)").run()

@@ -24,16 +24,27 @@ EXAMPLES = {
 
 
 def _load_example() -> None:
+    if st.session_state["example"] is None:
+        return
     shape, code = EXAMPLES[st.session_state["example"]]
     st.session_state["shape"] = shape
     st.session_state["code"] = code
 
 
-st.session_state.setdefault("shape", EXAMPLES["transpose"][0])
-st.session_state.setdefault("code", EXAMPLES["transpose"][1])
+# The first visit starts from the URL (``/strides?shape=2,3,4&code=t.permute(2,0,1)``) or
+# the first example.
+st.session_state.setdefault("shape", st.query_params.get("shape", EXAMPLES["transpose"][0]))
+st.session_state.setdefault("code", st.query_params.get("code", EXAMPLES["transpose"][1]))
 
 left, middle, right = st.columns([1, 1, 2])
-left.selectbox("Example", list(EXAMPLES), key="example", on_change=_load_example)
+left.selectbox(
+    "Example",
+    list(EXAMPLES),
+    index=None,
+    placeholder="Load an example",
+    key="example",
+    on_change=_load_example,
+)
 shape_text = middle.text_input("Shape of t", key="shape")
 code = right.text_input(
     "Calls on t", key="code", help="A chain of .permute(...), .view(...), .contiguous()"
