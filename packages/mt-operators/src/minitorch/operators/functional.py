@@ -18,7 +18,8 @@ B = TypeVar("B")
 C = TypeVar("C")
 
 
-def map(fn: Callable[[A], B]) -> Callable[[Iterable[A]], list[B]]:  # noqa: A001
+# The course's name; it shadows the builtin ``map`` inside this module.
+def map(fn: Callable[[A], B]) -> Callable[[Iterable[A]], list[B]]:
     """Lift ``fn`` to lists: ``map(fn)(xs) == [fn(x) for x in xs]``."""
 
     def apply(xs: Iterable[A]) -> list[B]:
@@ -38,7 +39,7 @@ def zip_with(fn: Callable[[A, B], C]) -> Callable[[Iterable[A], Iterable[B]], li
         left, right = list(xs), list(ys)
         if len(left) != len(right):
             raise ValueError(f"zip_with needs equal lengths, got {len(left)} and {len(right)}")
-        return [fn(x, y) for x, y in zip(left, right)]
+        return [fn(x, y) for x, y in zip(left, right, strict=True)]
 
     return apply
 
@@ -74,7 +75,7 @@ def add_lists(ls1: Iterable[float], ls2: Iterable[float]) -> list[float]:
     return _add_lists(ls1, ls2)
 
 
-def sum(ls: Iterable[float]) -> float:  # noqa: A001
+def sum(ls: Iterable[float]) -> float:  # the course's name; shadows the builtin
     """Return the sum of ``ls`` (0.0 for an empty list)."""
     return _sum(ls)
 

@@ -164,6 +164,7 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} does not implement forward()")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Call ``forward`` with the same arguments, like ``torch.nn.Module``."""
         return self.forward(*args, **kwargs)
 
     def __repr__(self) -> str:

@@ -112,11 +112,7 @@ class MathTest:
     def complex(a: Any) -> Any:
         """A composition of several functions."""
         return (
-            scalar.log(
-                scalar.sigmoid(
-                    scalar.relu(scalar.relu(a * 10.0 + 7.0) * 6.0 + 5.0) * 10.0
-                )
-            )
+            scalar.log(scalar.sigmoid(scalar.relu(scalar.relu(a * 10.0 + 7.0) * 6.0 + 5.0) * 10.0))
             / 50.0
         )
 
@@ -257,7 +253,8 @@ class MathTestVariable(MathTest):
         ref = MathTest.cases()
         var = cls.cases()
         return tuple(  # type: ignore[return-value]
-            [(n, f, g) for (n, f), (_, g) in zip(r, v)] for r, v in zip(ref, var)
+            [(n, f, g) for (n, f), (_, g) in zip(r, v, strict=True)]
+            for r, v in zip(ref, var, strict=True)
         )
 
     # The course material's name for ``pairs``.

@@ -28,12 +28,10 @@ def _points(n: int, rng: random.Random) -> list[tuple[float, float]]:
     return [(rng.random(), rng.random()) for _ in range(n)]
 
 
-def _labelled(
-    n: int, seed: int | None, rule: Callable[[float, float], bool]
-) -> Graph:
+def _labelled(n: int, seed: int | None, rule: Callable[[float, float], bool]) -> Graph:
     rng = random.Random(seed)
-    X = _points(n, rng)
-    return Graph(n, X, [1 if rule(x1, x2) else 0 for x1, x2 in X])
+    points = _points(n, rng)
+    return Graph(n, points, [1 if rule(x1, x2) else 0 for x1, x2 in points])
 
 
 def simple(N: int, seed: int | None = None) -> Graph:
@@ -77,9 +75,9 @@ def spiral(N: int, seed: int | None = None) -> Graph:
     def ts(n: int) -> list[float]:
         return [5.0 + 5.0 * i / max(n - 1, 1) for i in range(n)]
 
-    X = [arm(t, 1.0) for t in ts(N - half)] + [arm(t, -1.0) for t in ts(half)]
+    points = [arm(t, 1.0) for t in ts(N - half)] + [arm(t, -1.0) for t in ts(half)]
     y = [0] * (N - half) + [1] * half
-    return Graph(N, X, y)
+    return Graph(N, points, y)
 
 
 datasets: dict[str, Callable[..., Graph]] = {
