@@ -6,7 +6,7 @@ import math
 import numbers
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from typing import TypeAlias
 
 from minitorch import operators
 
@@ -106,12 +106,12 @@ class Scalar:
     ) -> None:
         if isinstance(v, Scalar) or not isinstance(v, numbers.Real):
             raise TypeError(f"Scalar needs a real number, got {type(v).__name__}: {v!r}")
-        self.data = float(v)
+        self.data: float = float(v)
         if history is None and requires_grad:
             history = ScalarHistory()
         self.history: ScalarHistory | None = history
         self.derivative: float | None = None
-        self.name = name
+        self.name: str | None = name
 
     # The Variable protocol.
     @property
@@ -143,7 +143,7 @@ class Scalar:
                 f"{h.last_fn.__name__}.backward returned {len(grads)} derivative(s) "
                 f"for {len(h.inputs)} input(s)"
             )
-        return [(x, float(d)) for x, d in zip(h.inputs, grads) if not x.is_constant()]
+        return [(x, float(d)) for x, d in zip(h.inputs, grads, strict=True) if not x.is_constant()]
 
     def accumulate_derivative(self, x: float) -> None:
         """Add ``x`` to the derivative of this leaf."""
@@ -219,7 +219,7 @@ class Scalar:
     def __eq__(self, b: object) -> Scalar:  # type: ignore[override]
         if not isinstance(b, (Scalar, numbers.Real)):
             return NotImplemented
-        return EQ.apply(self, b)
+        return EQ.apply(self, b if isinstance(b, Scalar) else float(b))
 
     # __eq__ is elementwise, so hash by identity.
     __hash__ = object.__hash__
@@ -323,6 +323,7 @@ class Sigmoid(ScalarFunction):
     @staticmethod
     def backward(ctx: Context, d_output: float) -> float:
         """``d * s * (1 - s)`` from the saved output ``s``."""
+        s: float
         (s,) = ctx.saved_values
         return d_output * s * (1.0 - s)
 
