@@ -1,5 +1,8 @@
-"""Making tensors (``tensor``, ``zeros``, ``ones``, ``rand``, ``from_numpy``) and checking
-gradients (``grad_central_difference``, ``grad_check``)."""
+"""Making tensors and checking their gradients.
+
+``tensor``, ``zeros``, ``ones``, ``rand`` and ``from_numpy`` make tensors;
+``grad_central_difference`` and ``grad_check`` check gradients against central differences.
+"""
 
 from __future__ import annotations
 
@@ -32,16 +35,18 @@ def _shape(shape: Any) -> tuple[int, ...]:
     return _check_shape(shape)
 
 
-def _make(values: npt.NDArray[np.float64], shape: tuple[int, ...], backend: TensorBackend,
-          requires_grad: bool) -> Tensor:
+def _make(
+    values: npt.NDArray[np.float64],
+    shape: tuple[int, ...],
+    backend: TensorBackend,
+    requires_grad: bool,
+) -> Tensor:
     storage = backend.ops.storage_from_numpy(values)
     t = Tensor(TensorData(storage, shape), backend=backend)
     return t.requires_grad_(requires_grad) if requires_grad else t
 
 
-def tensor(
-    ls: Any, backend: TensorBackend = SimpleBackend, requires_grad: bool = False
-) -> Tensor:
+def tensor(ls: Any, backend: TensorBackend = SimpleBackend, requires_grad: bool = False) -> Tensor:
     """Make a tensor from a number or a nested list of numbers.
 
     ``tensor([[1, 2], [3, 4]])`` has shape ``(2, 2)``; a plain number gives shape ``(1,)``.

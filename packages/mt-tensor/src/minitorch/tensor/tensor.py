@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import builtins
 import numbers
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from math import prod
 from typing import Any, TypeAlias
@@ -21,7 +21,15 @@ import numpy.typing as npt
 
 from minitorch.autodiff import Context, backpropagate, is_grad_enabled, no_grad
 
-from .tensor_data import IndexingError, Storage, TensorData, UserShape, shape_broadcast
+from .tensor_data import (
+    IndexingError,
+    Shape,
+    Storage,
+    Strides,
+    TensorData,
+    UserShape,
+    shape_broadcast,
+)
 from .tensor_ops import SimpleBackend, TensorBackend
 
 __all__ = [
@@ -117,18 +125,16 @@ class Tensor:
         """Return a constant zero tensor on this tensor's backend (default: same shape)."""
         shape = self.shape if shape is None else tuple(shape)
         size = prod(shape)
-        return Tensor(
-            TensorData(self.backend.ops.storage_zeros(size), shape), backend=self.backend
-        )
+        return Tensor(TensorData(self.backend.ops.storage_zeros(size), shape), backend=self.backend)
 
-    def tuple(self) -> builtins.tuple[Storage, Any, Any]:
+    def tuple(self) -> builtins.tuple[Storage, Shape, Strides]:
         """Return ``(storage, shape, strides)`` for kernels."""
         return self._tensor.tuple()
 
     def _new(self, td: TensorData) -> Tensor:
         return Tensor(td, backend=self.backend)
 
-    def _ensure_tensor(self, b: TensorLike) -> Tensor:
+    def _ensure_tensor(self, b: TensorLike | numbers.Real) -> Tensor:
         if isinstance(b, Tensor):
             if b.backend is not self.backend:
                 raise ValueError(
@@ -220,7 +226,9 @@ class Tensor:
                 f"for {len(h.inputs)} tensor input(s)"
             )
         return [
-            (x, x._reduce_to_shape(g)) for x, g in zip(h.inputs, grads) if not x.is_constant()
+            (x, x._reduce_to_shape(g))
+            for x, g in zip(h.inputs, grads, strict=True)
+            if not x.is_constant()
         ]
 
     def accumulate_derivative(self, x: Tensor) -> None:
@@ -398,7 +406,7 @@ class Tensor:
         return Permute.apply(self, tuple(order))
 
     @property
-    def T(self) -> Tensor:
+    def T(self) -> Tensor:  # noqa: N802 - PyTorch's name
         """The transpose of a 2-D tensor."""
         if self.dims != 2:
             raise IndexingError(f".T needs a 2-D tensor, got shape {self.shape}")
@@ -456,7 +464,9 @@ class Tensor:
         if isinstance(storage, np.ndarray):
             return self._tensor.to_numpy()
         host = self.backend.ops.storage_to_numpy(storage)
-        return TensorData(host, self.shape, self._tensor.strides).to_numpy().copy()
+        view = TensorData(host, self.shape, self._tensor.strides).to_numpy()
+        copy: npt.NDArray[np.float64] = view.copy()  # numpy's stubs type .copy() as Any
+        return copy
 
     def __repr__(self) -> str:
         body = self._tensor.to_string(self.to_numpy())
@@ -540,7 +550,7 @@ class Neg(Function):
     """``-a``."""
 
     @staticmethod
-    def forward(ctx: Context, a: Tensor) -> Tensor:  # type: ignore[override]
+    def forward(ctx: Context, a: Tensor) -> Tensor:
         """Negate."""
         return a.backend.neg_map(a)
 
@@ -554,7 +564,7 @@ class Inv(Function):
     """``1 / a``."""
 
     @staticmethod
-    def forward(ctx: Context, a: Tensor) -> Tensor:  # type: ignore[override]
+    def forward(ctx: Context, a: Tensor) -> Tensor:
         """Invert."""
         ctx.save_for_backward(a)
         return a.backend.inv_map(a)
@@ -562,6 +572,7 @@ class Inv(Function):
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> Tensor:
         """``-g / a**2``."""
+        a: Tensor
         (a,) = ctx.saved_values
         return a.backend.inv_back_zip(a, grad_output)
 
@@ -570,7 +581,7 @@ class Add(Function):
     """``a + b``."""
 
     @staticmethod
-    def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:  # type: ignore[override]
+    def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
         """Add."""
         return a.backend.add_zip(a, b)
 
@@ -584,7 +595,7 @@ class Mul(Function):
     """``a * b``."""
 
     @staticmethod
-    def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:  # type: ignore[override]
+    def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
         """Multiply."""
         ctx.save_for_backward(a, b)
         return a.backend.mul_zip(a, b)
@@ -601,7 +612,7 @@ class Sigmoid(Function):
     """Elementwise logistic sigmoid."""
 
     @staticmethod
-    def forward(ctx: Context, a: Tensor) -> Tensor:  # type: ignore[override]
+    def forward(ctx: Context, a: Tensor) -> Tensor:
         """Sigmoid."""
         ctx.save_for_backward(a)
         return a.backend.sigmoid_map(a)
@@ -609,6 +620,7 @@ class Sigmoid(Function):
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> Tensor:
         """``g * s * (1 - s)``."""
+        a: Tensor
         (a,) = ctx.saved_values
         return a.backend.sigmoid_back_zip(a, grad_output)
 
@@ -617,7 +629,7 @@ class ReLU(Function):
     """Elementwise ``max(a, 0)``."""
 
     @staticmethod
-    def forward(ctx: Context, a: Tensor) -> Tensor:  # type: ignore[override]
+    def forward(ctx: Context, a: Tensor) -> Tensor:
         """ReLU."""
         ctx.save_for_backward(a)
         return a.backend.relu_map(a)
@@ -625,6 +637,7 @@ class ReLU(Function):
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> Tensor:
         """``g`` where ``a > 0``."""
+        a: Tensor
         (a,) = ctx.saved_values
         return a.backend.relu_back_zip(a, grad_output)
 
@@ -633,7 +646,7 @@ class Log(Function):
     """Elementwise natural log."""
 
     @staticmethod
-    def forward(ctx: Context, a: Tensor) -> Tensor:  # type: ignore[override]
+    def forward(ctx: Context, a: Tensor) -> Tensor:
         """Log."""
         ctx.save_for_backward(a)
         return a.backend.log_map(a)
@@ -641,6 +654,7 @@ class Log(Function):
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> Tensor:
         """``g / a``."""
+        a: Tensor
         (a,) = ctx.saved_values
         return a.backend.log_back_zip(a, grad_output)
 
@@ -649,7 +663,7 @@ class Exp(Function):
     """Elementwise exponential."""
 
     @staticmethod
-    def forward(ctx: Context, a: Tensor) -> Tensor:  # type: ignore[override]
+    def forward(ctx: Context, a: Tensor) -> Tensor:
         """Exp."""
         out = a.backend.exp_map(a)
         ctx.save_for_backward(out)
@@ -658,6 +672,7 @@ class Exp(Function):
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> Tensor:
         """``g * exp(a)``."""
+        out: Tensor
         (out,) = ctx.saved_values
         return out.backend.mul_zip(grad_output, out)
 
@@ -666,7 +681,7 @@ class Sqrt(Function):
     """Elementwise square root."""
 
     @staticmethod
-    def forward(ctx: Context, a: Tensor) -> Tensor:  # type: ignore[override]
+    def forward(ctx: Context, a: Tensor) -> Tensor:
         """Square root."""
         out = a.backend.sqrt_map(a)
         ctx.save_for_backward(out)
@@ -675,13 +690,14 @@ class Sqrt(Function):
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> Tensor:
         """``g / (2 sqrt(a))``."""
+        out: Tensor
         (out,) = ctx.saved_values
         f = out.backend
         half = Tensor.make([0.5], (1,), backend=f)
         return f.mul_zip(f.mul_zip(grad_output, f.inv_map(out)), half)
 
 
-def _reduce_all(a: Tensor, fn_reduce: Any) -> Tensor:
+def _reduce_all(a: Tensor, fn_reduce: Callable[[Tensor, int], Tensor]) -> Tensor:
     """Reduce every dimension with a backend reduction, giving shape ``(1,)``."""
     flat = a.contiguous().view(a.size) if a.dims != 1 else a
     return fn_reduce(flat, 0)
@@ -691,7 +707,7 @@ class Sum(Function):
     """Sum over one dimension (kept) or over everything."""
 
     @staticmethod
-    def forward(ctx: Context, a: Tensor, dim: int | None) -> Tensor:  # type: ignore[override]
+    def forward(ctx: Context, a: Tensor, dim: int | None) -> Tensor:
         """Sum."""
         ctx.save_for_backward(a.shape)
         if dim is None:
@@ -711,11 +727,13 @@ class Mean(Function):
     """Mean over one dimension (kept) or over everything."""
 
     @staticmethod
-    def forward(ctx: Context, a: Tensor, dim: int | None) -> Tensor:  # type: ignore[override]
+    def forward(ctx: Context, a: Tensor, dim: int | None) -> Tensor:
         """Mean."""
         n = a.size if dim is None else a.shape[dim]
         ctx.save_for_backward(a.shape, n)
-        total = _reduce_all(a, a.backend.add_reduce) if dim is None else a.backend.add_reduce(a, dim)
+        total = (
+            _reduce_all(a, a.backend.add_reduce) if dim is None else a.backend.add_reduce(a, dim)
+        )
         scale = Tensor.make([1.0 / n if n else float("nan")], (1,), backend=a.backend)
         return a.backend.mul_zip(total, scale)
 
@@ -734,7 +752,7 @@ class All(Function):
     """1.0 if every element (over ``dim``) is non-zero."""
 
     @staticmethod
-    def forward(ctx: Context, a: Tensor, dim: int | None) -> Tensor:  # type: ignore[override]
+    def forward(ctx: Context, a: Tensor, dim: int | None) -> Tensor:
         """All."""
         ctx.save_for_backward(a.shape)
         f = a.backend
@@ -754,7 +772,7 @@ class LT(Function):
     """``a < b`` as 1.0/0.0."""
 
     @staticmethod
-    def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:  # type: ignore[override]
+    def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
         """Less than."""
         ctx.save_for_backward(a.shape, b.shape)
         return a.backend.lt_zip(a, b)
@@ -770,7 +788,7 @@ class GT(Function):
     """``a > b`` as 1.0/0.0."""
 
     @staticmethod
-    def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:  # type: ignore[override]
+    def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
         """Greater than."""
         ctx.save_for_backward(a.shape, b.shape)
         return a.backend.lt_zip(b, a)
@@ -782,7 +800,7 @@ class EQ(Function):
     """``a == b`` as 1.0/0.0."""
 
     @staticmethod
-    def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:  # type: ignore[override]
+    def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
         """Equal."""
         ctx.save_for_backward(a.shape, b.shape)
         return a.backend.eq_zip(a, b)
@@ -794,7 +812,7 @@ class IsClose(Function):
     """``|a - b| < 1e-2`` as 1.0/0.0 (not differentiable)."""
 
     @staticmethod
-    def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:  # type: ignore[override]
+    def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
         """Is close."""
         ctx.save_for_backward(a.shape, b.shape)
         return a.backend.is_close_zip(a, b)
@@ -806,7 +824,7 @@ class Permute(Function):
     """Reorder dimensions (a view, no copy)."""
 
     @staticmethod
-    def forward(ctx: Context, a: Tensor, order: tuple[int, ...]) -> Tensor:  # type: ignore[override]
+    def forward(ctx: Context, a: Tensor, order: tuple[int, ...]) -> Tensor:
         """Permute."""
         ctx.save_for_backward(order)
         return a._new(a._tensor.permute(*order))
@@ -823,7 +841,7 @@ class View(Function):
     """A new shape over the same contiguous storage."""
 
     @staticmethod
-    def forward(ctx: Context, a: Tensor, shape: tuple[int, ...]) -> Tensor:  # type: ignore[override]
+    def forward(ctx: Context, a: Tensor, shape: tuple[int, ...]) -> Tensor:
         """View."""
         if not a._tensor.is_contiguous():
             raise RuntimeError(
@@ -845,7 +863,7 @@ class Copy(Function):
     """A contiguous copy."""
 
     @staticmethod
-    def forward(ctx: Context, a: Tensor) -> Tensor:  # type: ignore[override]
+    def forward(ctx: Context, a: Tensor) -> Tensor:
         """Copy."""
         return a.backend.id_map(a)
 
@@ -859,7 +877,7 @@ class MatMul(Function):
     """Batched matrix product with broadcast batch dimensions."""
 
     @staticmethod
-    def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:  # type: ignore[override]
+    def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
         """Matrix multiply."""
         ctx.save_for_backward(a, b)
         return a.backend.matrix_multiply(a, b)

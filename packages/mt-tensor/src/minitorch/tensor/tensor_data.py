@@ -8,6 +8,7 @@ rewrite them.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, TypeAlias
 
@@ -92,7 +93,7 @@ def shape_broadcast(shape1: UserShape, shape2: UserShape) -> tuple[int, ...]:
     a = (1,) * (n - len(shape1)) + tuple(shape1)
     b = (1,) * (n - len(shape2)) + tuple(shape2)
     out = []
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=True):
         if x == y or y == 1:
             out.append(x)
         elif x == 1:
@@ -151,7 +152,10 @@ class TensorData:
             storage = np.array(storage, dtype=np.float64)
         self._storage = storage
         shape_t = _check_shape(shape)
-        strides_t = strides_from_shape(shape_t) if strides is None else tuple(int(s) for s in strides)
+        if strides is None:
+            strides_t = strides_from_shape(shape_t)
+        else:
+            strides_t = tuple(int(s) for s in strides)
         if len(strides_t) != len(shape_t):
             raise IndexingError(f"strides {strides_t} do not match shape {shape_t}")
         self.shape: tuple[int, ...] = shape_t
@@ -161,7 +165,7 @@ class TensorData:
         self.dims = len(shape_t)
         self.size = int(np.prod(shape_t)) if shape_t else 1
         if self.size > 0:
-            last = sum((s - 1) * st for s, st in zip(shape_t, strides_t))
+            last = sum((s - 1) * st for s, st in zip(shape_t, strides_t, strict=True))
             if any(st < 0 for st in strides_t) or last >= len(storage):
                 raise IndexingError(
                     f"storage of length {len(storage)} is too small for shape {shape_t} "
@@ -173,17 +177,19 @@ class TensorData:
         """The flat buffer (shared with every view of it)."""
         return self._storage
 
-    def tuple(self) -> tuple[Storage, Shape, Strides]:
+    def tuple(self) -> builtins.tuple[Storage, Shape, Strides]:
         """Return ``(storage, shape, strides)`` as kernels take them."""
         return self._storage, self._shape, self._strides
 
     def is_contiguous(self) -> bool:
         """True if the strides are row-major for the shape (size-1 dimensions ignored)."""
         expected = strides_from_shape(self.shape)
-        return all(s == 1 or a == b for s, a, b in zip(self.shape, self.strides, expected))
+        return all(
+            s == 1 or a == b for s, a, b in zip(self.shape, self.strides, expected, strict=True)
+        )
 
     @staticmethod
-    def shape_broadcast(shape_a: UserShape, shape_b: UserShape) -> tuple[int, ...]:
+    def shape_broadcast(shape_a: UserShape, shape_b: UserShape) -> builtins.tuple[int, ...]:
         """See ``shape_broadcast``."""
         return shape_broadcast(shape_a, shape_b)
 
@@ -194,7 +200,7 @@ class TensorData:
                 f"index {idx} has {len(idx)} entries for a tensor of shape {self.shape}"
             )
         pos = 0
-        for d, (i, s) in enumerate(zip(idx, self.shape)):
+        for d, (i, s) in enumerate(zip(idx, self.shape, strict=True)):
             if not isinstance(i, (int, np.integer)) or isinstance(i, bool):
                 raise IndexingError(f"index entries must be ints, got {i!r} in {idx}")
             if i < 0:
@@ -222,14 +228,14 @@ class TensorData:
         """Write the value at an index."""
         self._storage[self._position(key)] = val
 
-    def indices(self) -> Iterator[tuple[int, ...]]:
+    def indices(self) -> Iterator[builtins.tuple[int, ...]]:
         """Iterate over every index in row-major order."""
         index = np.zeros(self.dims, dtype=np.int64)
         for i in range(self.size):
             to_index(i, self._shape, index)
             yield tuple(int(x) for x in index)
 
-    def sample(self, rng: np.random.Generator | None = None) -> tuple[int, ...]:
+    def sample(self, rng: np.random.Generator | None = None) -> builtins.tuple[int, ...]:
         """Return a uniformly random valid index."""
         rng = rng if rng is not None else np.random.default_rng()
         return tuple(int(rng.integers(0, s)) for s in self.shape)
@@ -290,7 +296,9 @@ def _flatten(ls: Any) -> tuple[list[float], tuple[int, ...]]:
     if isinstance(ls, bool):
         return [float(ls)], ()
     if not isinstance(ls, (list, tuple)):
-        raise TypeError(f"tensor() takes numbers or nested lists of numbers, got {type(ls).__name__}")
+        raise TypeError(
+            f"tensor() takes numbers or nested lists of numbers, got {type(ls).__name__}"
+        )
     if len(ls) == 0:
         return [], (0,)
     parts = [_flatten(x) for x in ls]
