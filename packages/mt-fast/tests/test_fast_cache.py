@@ -38,8 +38,13 @@ def _run(root: Path) -> dict[str, object]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_CACHE_DIR")}
     env["PYTHONPATH"] = str(root)
     done = subprocess.run(
-        [sys.executable, "-c", SCRIPT], env=env, cwd=root, capture_output=True, text=True,
-        timeout=300, check=False,
+        [sys.executable, "-c", SCRIPT],
+        env=env,
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
@@ -54,18 +59,21 @@ def test_cache_hit_then_invalidated_by_an_operator_change(tmp_path: Path) -> Non
 
     first = _run(tmp_path)
     assert first["out"] == [-1.0, -2.0]
-    assert first["misses"] == 1 and first["hits"] == 0
+    assert first["misses"] == 1
+    assert first["hits"] == 0
 
     second = _run(tmp_path)
     assert second["out"] == [-1.0, -2.0]
-    assert second["hits"] == 1 and second["misses"] == 0
+    assert second["hits"] == 1
+    assert second["misses"] == 0
 
     # Change what ``neg`` computes, in mt-operators, not in the kernel's own file.
     scalar = operators / "scalar.py"
     source = scalar.read_text()
-    assert '    return -x\n' in source
+    assert "    return -x\n" in source
     scalar.write_text(source.replace("    return -x\n", "    return -x + 10.0\n", 1))
 
     third = _run(tmp_path)
     assert third["out"] == [9.0, 8.0], "a stale cached kernel computed the old operator"
-    assert third["misses"] == 1 and third["hits"] == 0
+    assert third["misses"] == 1
+    assert third["hits"] == 0

@@ -24,7 +24,7 @@ def big(*shape: int) -> np.ndarray:
 
 def test_work_sizes_below_reach_the_parallel_paths() -> None:
     # The sizes in this file are chosen above the single-thread threshold.
-    assert 300 * 400 > kernels.GRAIN
+    assert kernels.GRAIN < 300 * 400
 
 
 @pytest.mark.task3_1
@@ -51,7 +51,12 @@ def test_map_into_broadcast_output() -> None:
 @pytest.mark.task3_1
 @pytest.mark.parametrize(
     ("shape_a", "shape_b"),
-    [((300, 400), (300, 400)), ((300, 400), (400,)), ((300, 1), (1, 400)), ((2, 150, 400), (150, 1))],
+    [
+        ((300, 400), (300, 400)),
+        ((300, 400), (400,)),
+        ((300, 1), (1, 400)),
+        ((2, 150, 400), (150, 1)),
+    ],
 )
 def test_zip_broadcast(shape_a: tuple[int, ...], shape_b: tuple[int, ...]) -> None:
     a, b = big(*shape_a), big(*shape_b)
@@ -126,7 +131,8 @@ def test_matmul_backward_against_formula() -> None:
     a, b, g = big(70, 90), big(90, 300), big(70, 300)
     ta, tb = fast(a).requires_grad_(), fast(b).requires_grad_()
     (ta @ tb).backward(fast(g))
-    assert ta.grad is not None and tb.grad is not None
+    assert ta.grad is not None
+    assert tb.grad is not None
     np.testing.assert_allclose(ta.grad.to_numpy(), g @ b.T, rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(tb.grad.to_numpy(), a.T @ g, rtol=1e-9, atol=1e-9)
 
@@ -145,7 +151,8 @@ def test_backend_found_by_name() -> None:
 @pytest.mark.task3_1
 def test_every_kernel_is_cached_through_the_dependency_aware_locator() -> None:
     F.neg_map(fast(big(2, 2)))  # make sure at least one closure kernel exists
-    assert "matmul" in kernels.KERNELS and "map[neg]" in kernels.KERNELS
+    assert "matmul" in kernels.KERNELS
+    assert "map[neg]" in kernels.KERNELS
     for name, kernel in kernels.KERNELS.items():
         cache = kernel._cache
         assert type(cache).__name__ == "FunctionCache", name

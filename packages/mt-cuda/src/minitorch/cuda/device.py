@@ -93,7 +93,8 @@ def _to_device(host: npt.NDArray[np.float64]) -> DeviceArray:
 
 def _to_host(storage: DeviceArray) -> npt.NDArray[np.float64]:
     """Copy a device array into a new host array (device to host)."""
-    return storage.copy_to_host()
+    host: npt.NDArray[np.float64] = storage.copy_to_host()
+    return host
 
 
 # ---------------------------------------------------------------------------------------

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
 import numba
+import numpy as np
 from numba import njit, prange
 from numba.extending import register_jitable
 
