@@ -54,12 +54,49 @@ def _torch() -> Any:
     return torch
 
 
+Case = tuple[str, Callable[[], Any], Callable[[], Any], Callable[[], Any] | None]
+"""``(name, ours, numpy, torch or None)``: the same operation in each library."""
+
+
+def elementwise_cases(
+    a: Tensor, b: Tensor, xa: np.ndarray, xb: np.ndarray, ta: Any, tb: Any, torch: Any
+) -> list[Case]:
+    """Map (neg, sigmoid) and zip (add, mul) on one pair of inputs."""
+    f = FastBackend
+    return [
+        (
+            "map neg",
+            lambda: f.neg_map(a),
+            lambda: np.negative(xa),
+            (lambda: torch.neg(ta)) if torch else None,
+        ),
+        (
+            "map sigmoid",
+            lambda: f.sigmoid_map(a),
+            lambda: 1.0 / (1.0 + np.exp(-xa)),
+            (lambda: torch.sigmoid(ta)) if torch else None,
+        ),
+        (
+            "zip add",
+            lambda: f.add_zip(a, b),
+            lambda: np.add(xa, xb),
+            (lambda: torch.add(ta, tb)) if torch else None,
+        ),
+        (
+            "zip mul",
+            lambda: f.mul_zip(a, b),
+            lambda: np.multiply(xa, xb),
+            (lambda: torch.mul(ta, tb)) if torch else None,
+        ),
+    ]
+
+
 def elementwise_rows(sizes: Sequence[int], repeat: int, torch: Any) -> list[Row]:
     """Map (neg, sigmoid) and zip (add, mul), contiguous and permuted."""
     rng = np.random.default_rng(0)
     rows = []
     for n in sizes:
-        side = int(round(n**0.5))
+        side = round(n**0.5)
         for layout in ("contiguous", "permuted"):
             if layout == "contiguous":
                 xa, xb = rng.random(n), rng.random(n)
@@ -70,23 +107,13 @@ def elementwise_rows(sizes: Sequence[int], repeat: int, torch: Any) -> list[Row]
                 b = from_numpy(xb.T.copy(), FastBackend).permute(1, 0)
             ta = tb = None
             if torch is not None:
-                ta, tb = torch.from_numpy(np.ascontiguousarray(xa)), torch.from_numpy(
-                    np.ascontiguousarray(xb)
+                ta, tb = (
+                    torch.from_numpy(np.ascontiguousarray(xa)),
+                    torch.from_numpy(np.ascontiguousarray(xb)),
                 )
                 if layout == "permuted":
                     ta, tb = ta.T.contiguous().T, tb.T.contiguous().T
-            f = FastBackend
-            cases: list[tuple[str, Callable[[], Any], Callable[[], Any], Callable[[], Any] | None]] = [
-                ("map neg", lambda: f.neg_map(a), lambda: np.negative(xa),
-                 (lambda: torch.neg(ta)) if torch else None),
-                ("map sigmoid", lambda: f.sigmoid_map(a), lambda: 1.0 / (1.0 + np.exp(-xa)),
-                 (lambda: torch.sigmoid(ta)) if torch else None),
-                ("zip add", lambda: f.add_zip(a, b), lambda: np.add(xa, xb),
-                 (lambda: torch.add(ta, tb)) if torch else None),
-                ("zip mul", lambda: f.mul_zip(a, b), lambda: np.multiply(xa, xb),
-                 (lambda: torch.mul(ta, tb)) if torch else None),
-            ]
-            for name, ours, ref, tref in cases:
+            for name, ours, ref, tref in elementwise_cases(a, b, xa, xb, ta, tb, torch):
                 rows.append(
                     Row(
                         f"{name} {n:.0e} {layout}",
@@ -98,24 +125,41 @@ def elementwise_rows(sizes: Sequence[int], repeat: int, torch: Any) -> list[Row]
     return rows
 
 
+def sum_row(x: np.ndarray, dim: int, repeat: int, torch: Any) -> Row:
+    """Sum a matrix over one dimension, keeping it."""
+    a = from_numpy(x, FastBackend)
+    tx = torch.from_numpy(x) if torch is not None else None
+    return Row(
+        f"sum dim {dim} {x.shape[0]}x{x.shape[1]}",
+        best_time(lambda: FastBackend.add_reduce(a, dim), repeat),
+        best_time(lambda: x.sum(axis=dim, keepdims=True), repeat),
+        best_time(lambda: tx.sum(dim, keepdim=True), repeat) if tx is not None else None,
+    )
+
+
 def reduce_rows(sides: Sequence[int], repeat: int, torch: Any) -> list[Row]:
     """Sum over each dimension of a square matrix."""
     rng = np.random.default_rng(1)
     rows = []
     for side in sides:
         x = rng.random((side, side))
-        a = from_numpy(x, FastBackend)
-        tx = torch.from_numpy(x) if torch is not None else None
-        for dim in (0, 1):
-            rows.append(
-                Row(
-                    f"sum dim {dim} {side}x{side}",
-                    best_time(lambda d=dim: FastBackend.add_reduce(a, d), repeat),
-                    best_time(lambda d=dim: x.sum(axis=d, keepdims=True), repeat),
-                    best_time(lambda d=dim: tx.sum(d, keepdim=True), repeat) if tx is not None else None,
-                )
-            )
+        rows.extend(sum_row(x, dim, repeat, torch) for dim in (0, 1))
     return rows
+
+
+def matmul_row(x: np.ndarray, y: np.ndarray, repeat: int, torch: Any) -> Row:
+    """Multiply two square matrices; the row reports GFLOP/s."""
+    n = x.shape[0]
+    a, b = from_numpy(x, FastBackend), from_numpy(y, FastBackend)
+    tx, ty = (torch.from_numpy(x), torch.from_numpy(y)) if torch is not None else (None, None)
+    reps = max(1, repeat if n <= 512 else repeat // 2)
+    return Row(
+        f"matmul {n}x{n}",
+        best_time(lambda: a @ b, reps),
+        best_time(lambda: x @ y, reps),
+        best_time(lambda: tx @ ty, reps) if tx is not None else None,
+        flops=2.0 * n**3,
+    )
 
 
 def matmul_rows(sizes: Sequence[int], repeat: int, torch: Any) -> list[Row]:
@@ -124,18 +168,7 @@ def matmul_rows(sizes: Sequence[int], repeat: int, torch: Any) -> list[Row]:
     rows = []
     for n in sizes:
         x, y = rng.random((n, n)), rng.random((n, n))
-        a, b = from_numpy(x, FastBackend), from_numpy(y, FastBackend)
-        tx, ty = (torch.from_numpy(x), torch.from_numpy(y)) if torch is not None else (None, None)
-        reps = max(1, repeat if n <= 512 else repeat // 2)
-        rows.append(
-            Row(
-                f"matmul {n}x{n}",
-                best_time(lambda: a @ b, reps),
-                best_time(lambda: x @ y, reps),
-                best_time(lambda: tx @ ty, reps) if tx is not None else None,
-                flops=2.0 * n**3,
-            )
-        )
+        rows.append(matmul_row(x, y, repeat, torch))
     return rows
 
 
@@ -183,8 +216,12 @@ def mlp_step_row(repeat: int, torch: Any, batch: int = 50, hidden: int = 100) ->
     torch_time = None
     if torch is not None:
         tmodel = torch.nn.Sequential(
-            torch.nn.Linear(2, hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, hidden),
-            torch.nn.ReLU(), torch.nn.Linear(hidden, 1), torch.nn.Sigmoid(),
+            torch.nn.Linear(2, hidden),
+            torch.nn.ReLU(),
+            torch.nn.Linear(hidden, hidden),
+            torch.nn.ReLU(),
+            torch.nn.Linear(hidden, 1),
+            torch.nn.Sigmoid(),
         ).double()
         topt = torch.optim.SGD(tmodel.parameters(), lr=0.1)
         tx, ty = torch.from_numpy(xs), torch.from_numpy(ys)
