@@ -39,7 +39,7 @@ from minitorch.nn import nll_loss
 from minitorch.tensor import from_numpy
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from train_mnist import Network  # noqa: E402  (examples/ is not a package)
+from train_mnist import Network  # examples/ is not a package: found by path
 
 __all__ = ["Row", "bench_step", "main", "torch_network"]
 
@@ -54,6 +54,7 @@ class Row:
     theirs: list[float] | None
 
     def line(self) -> str:
+        """Format the row: best and median of each side, and their ratios."""
         best, median = min(self.ours), statistics.median(self.ours)
         text = f"{self.batch:>5} {self.threads:>7} {best * 1e3:>9.2f} {median * 1e3:>9.2f}"
         if not self.theirs:
@@ -67,7 +68,7 @@ class Row:
 
 def torch_network(torch: Any, model: Network, dtype: Any) -> Any:
     """The same network in PyTorch, with ``model``'s weights."""
-    F = torch.nn.functional
+    fn = torch.nn.functional
 
     class TorchNet(torch.nn.Module):  # type: ignore[misc]
         def __init__(self) -> None:
@@ -79,11 +80,11 @@ def torch_network(torch: Any, model: Network, dtype: Any) -> Any:
 
         def forward(self, x: Any) -> Any:
             # The course's convolution: output the input's size, zeros right and below.
-            h = F.relu(self.conv1(F.pad(x, (0, 2, 0, 2))))
-            h = F.relu(self.conv2(F.pad(h, (0, 2, 0, 2))))
-            h = F.avg_pool2d(h, 4).reshape(x.shape[0], 392)
-            h = F.dropout(F.relu(self.linear1(h)), model.rate, self.training)
-            return F.log_softmax(self.linear2(h), 1)
+            h = fn.relu(self.conv1(fn.pad(x, (0, 2, 0, 2))))
+            h = fn.relu(self.conv2(fn.pad(h, (0, 2, 0, 2))))
+            h = fn.avg_pool2d(h, 4).reshape(x.shape[0], 392)
+            h = fn.dropout(fn.relu(self.linear1(h)), model.rate, self.training)
+            return fn.log_softmax(self.linear2(h), 1)
 
     net = TorchNet().to(dtype)
     with torch.no_grad():
@@ -169,11 +170,20 @@ def main(argv: Sequence[str] | None = None) -> list[Row]:
     cores = numba.config.NUMBA_NUM_THREADS
     p = argparse.ArgumentParser(prog="bench_nn", description=__doc__.split("\n\n")[0])
     p.add_argument("--batch", type=int, nargs="+", default=[16, 64])
-    p.add_argument("--threads", type=int, nargs="+", default=sorted({1, cores}),
-                   help=f"thread counts to run (at most {cores})")
+    p.add_argument(
+        "--threads",
+        type=int,
+        nargs="+",
+        default=sorted({1, cores}),
+        help=f"thread counts to run (at most {cores})",
+    )
     p.add_argument("--repeat", type=int, default=40, help="timed steps per side")
-    p.add_argument("--dtype", choices=["float64", "float32"], default="float64",
-                   help="PyTorch's type (MiniTorch always computes in float64)")
+    p.add_argument(
+        "--dtype",
+        choices=["float64", "float32"],
+        default="float64",
+        help="PyTorch's type (MiniTorch always computes in float64)",
+    )
     p.add_argument("--quick", action="store_true", help="few steps, batch 16 only")
     args = p.parse_args(argv)
     if args.quick:
@@ -181,11 +191,15 @@ def main(argv: Sequence[str] | None = None) -> list[Row]:
     torch = _torch()
     dtype = getattr(torch, args.dtype) if torch is not None else None
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"MNIST training step, MiniTorch (FastBackend, float64) vs PyTorch "
-          f"{torch.__version__ + ' CPU ' + args.dtype if torch else '(not installed)'}; "
-          f"{args.repeat} steps each, alternating; load average {load:.1f} on {os.cpu_count()} CPUs")
-    print(f"{'batch':>5} {'threads':>7} {'ours best':>9} {'median':>9} {'torch best':>9} "
-          f"{'median':>9} {'ratio best':>8} {'median':>7}   (ms)")
+    print(
+        f"MNIST training step, MiniTorch (FastBackend, float64) vs PyTorch "
+        f"{torch.__version__ + ' CPU ' + args.dtype if torch else '(not installed)'}; "
+        f"{args.repeat} steps each, alternating; load average {load:.1f} on {os.cpu_count()} CPUs"
+    )
+    print(
+        f"{'batch':>5} {'threads':>7} {'ours best':>9} {'median':>9} {'torch best':>9} "
+        f"{'median':>9} {'ratio best':>8} {'median':>7}   (ms)"
+    )
     rows = []
     for threads in args.threads:
         if not 1 <= threads <= cores:

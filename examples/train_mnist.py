@@ -262,16 +262,16 @@ def train(
         history["train_accuracy"].append(correct / seen)
         history["held_out_loss"].append(held_loss)
         history["held_out_accuracy"].append(held_acc)
-        save_checkpoint(
-            model, ckpt, epoch=epoch, held_out=held_name, held_out_accuracy=held_acc
-        )
+        save_checkpoint(model, ckpt, epoch=epoch, held_out=held_name, held_out_accuracy=held_acc)
         log(
             f"epoch {epoch}/{epochs}  train loss {total / seen:.4f} acc {correct / seen:.4f}  "
             f"{held_name} loss {held_loss:.4f} acc {held_acc:.4f}  {seconds:.1f} s "
             f"({seconds / steps * 1000:.1f} ms/step)"
         )
     test_loss, test_acc = evaluate(model, test_set.images, test_set.labels, be)
-    plot_path = plot_curves(history, out / "mnist_curves.png", held_name) if plot and epochs else None
+    plot_path = (
+        plot_curves(history, out / "mnist_curves.png", held_name) if plot and epochs else None
+    )
     return {
         "history": history,
         "held_out": held_name,
@@ -302,22 +302,40 @@ def build_parser() -> argparse.ArgumentParser:
         description="Train the course's conv network on MNIST with MiniTorch.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    p.add_argument("--data-dir", default=None, help="data folder (default: $MINITORCH_DATA or ./data)")
+    p.add_argument(
+        "--data-dir", default=None, help="data folder (default: $MINITORCH_DATA or ./data)"
+    )
     p.add_argument("--backend", default=DEFAULTS["backend"], choices=["fast", "cuda", "simple"])
     p.add_argument("--epochs", type=_positive_int, default=DEFAULTS["epochs"])
     p.add_argument("--batch-size", type=_positive_int, default=DEFAULTS["batch_size"])
     p.add_argument("--lr", type=float, default=DEFAULTS["lr"], help="learning rate")
     p.add_argument("--optimizer", choices=["adam", "sgd"], default=DEFAULTS["optimizer"])
     p.add_argument("--dropout", type=float, default=DEFAULTS["dropout"], help="dropout rate")
-    p.add_argument("--val-size", type=int, default=DEFAULTS["val_size"],
-                   help="training images held out for per-epoch figures (0: use the test set)")
-    p.add_argument("--train-size", type=_positive_int, default=None,
-                   help="train on at most this many images (default: all)")
+    p.add_argument(
+        "--val-size",
+        type=int,
+        default=DEFAULTS["val_size"],
+        help="training images held out for per-epoch figures (0: use the test set)",
+    )
+    p.add_argument(
+        "--train-size",
+        type=_positive_int,
+        default=None,
+        help="train on at most this many images (default: all)",
+    )
     p.add_argument("--seed", type=int, default=DEFAULTS["seed"])
-    p.add_argument("--threads", type=_positive_int, default=None,
-                   help="Numba threads (default: all cores; 1 can be faster on a busy machine)")
-    p.add_argument("--out-dir", default=DEFAULTS["out_dir"], help="where the plot and checkpoint go")
-    p.add_argument("--checkpoint", default=None, help="checkpoint path (default: OUT_DIR/mnist.npz)")
+    p.add_argument(
+        "--threads",
+        type=_positive_int,
+        default=None,
+        help="Numba threads (default: all cores; 1 can be faster on a busy machine)",
+    )
+    p.add_argument(
+        "--out-dir", default=DEFAULTS["out_dir"], help="where the plot and checkpoint go"
+    )
+    p.add_argument(
+        "--checkpoint", default=None, help="checkpoint path (default: OUT_DIR/mnist.npz)"
+    )
     p.add_argument("--resume", default=None, help="start from this checkpoint")
     p.add_argument("--no-plot", action="store_true", help="do not write the PNG")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bars")
@@ -372,10 +390,14 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         parser.error(str(exc))
     print(
         f"done: {result['train_images']} training images, test accuracy "
-        f"{result['test_accuracy']:.2%} (loss {result['test_loss']:.4f}) on {result['test_images']} test "
+        f"{result['test_accuracy']:.2%} (loss {result['test_loss']:.4f}) on "
+        f"{result['test_images']} test "
         f"images; {result['seconds_per_epoch']:.1f} s/epoch"
     )
-    print(f"checkpoint: {result['checkpoint']}" + (f"  plot: {result['plot']}" if result["plot"] else ""))
+    print(
+        f"checkpoint: {result['checkpoint']}"
+        + (f"  plot: {result['plot']}" if result["plot"] else "")
+    )
     return result
 
 

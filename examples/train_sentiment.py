@@ -265,7 +265,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Train a conv1d sentiment classifier on SST-2 with GloVe embeddings.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    p.add_argument("--data-dir", default=None, help="data folder (default: $MINITORCH_DATA or ./data)")
+    p.add_argument(
+        "--data-dir", default=None, help="data folder (default: $MINITORCH_DATA or ./data)"
+    )
     p.add_argument("--backend", default=DEFAULTS["backend"], choices=["fast", "cuda", "simple"])
     p.add_argument("--epochs", type=_positive_int, default=DEFAULTS["epochs"])
     p.add_argument("--batch-size", type=_positive_int, default=DEFAULTS["batch_size"])
@@ -273,11 +275,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--filters", type=_positive_int, default=DEFAULTS["filters"])
     p.add_argument("--dropout", type=float, default=DEFAULTS["dropout"])
     p.add_argument("--max-length", type=_positive_int, default=DEFAULTS["max_length"])
-    p.add_argument("--train-size", type=_positive_int, default=None,
-                   help="train on this many phrases (default: all 67,349)")
+    p.add_argument(
+        "--train-size",
+        type=_positive_int,
+        default=None,
+        help="train on this many phrases (default: all 67,349)",
+    )
     p.add_argument("--seed", type=int, default=DEFAULTS["seed"])
-    p.add_argument("--threads", type=_positive_int, default=None,
-                   help="Numba threads (default: all cores; 1 can be faster on a busy machine)")
+    p.add_argument(
+        "--threads",
+        type=_positive_int,
+        default=None,
+        help="Numba threads (default: all cores; 1 can be faster on a busy machine)",
+    )
     p.add_argument("--no-progress", action="store_true", help="hide the progress bars")
     return p
 

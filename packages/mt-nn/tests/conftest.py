@@ -62,7 +62,9 @@ def ref() -> SimpleNamespace:
     return SimpleNamespace(conv=conv_reference)
 
 
-def torch_conv(torch: Any, x: np.ndarray, w: np.ndarray, b: np.ndarray | None, reverse: bool) -> Any:
+def torch_conv(
+    torch: Any, x: np.ndarray, w: np.ndarray, b: np.ndarray | None, reverse: bool
+) -> Any:
     """The course's convolution with ``torch.nn.functional``: pad, then a plain conv."""
     F = torch.nn.functional
     tx, tw = torch.from_numpy(x), torch.from_numpy(w)

@@ -66,7 +66,9 @@ def test_loading_into_a_different_model_raises_and_changes_nothing(tmp_path) -> 
             self.conv = nn.Conv1d(2, 3, 2)
             self.out = nn.Linear(3, 4)
 
-    with pytest.raises(nn.CheckpointError, match=r"missing parameters \['out\.bias', 'out\.weight'\]"):
+    with pytest.raises(
+        nn.CheckpointError, match=r"missing parameters \['out\.bias', 'out\.weight'\]"
+    ):
         nn.load_checkpoint(Renamed(), path)
 
 

@@ -63,8 +63,12 @@ def test_conv1d_gradients_property(case) -> None:
     if b is None:
         grad_check(lambda a, k: nn.conv1d(a, k, None, reverse), *args, samples=3)
     else:
-        grad_check(lambda a, k, c: nn.conv1d(a, k, c, reverse), *args,
-                   from_numpy(b, FastBackend), samples=3)
+        grad_check(
+            lambda a, k, c: nn.conv1d(a, k, c, reverse),
+            *args,
+            from_numpy(b, FastBackend),
+            samples=3,
+        )
 
 
 def test_conv1d_simple_backend_matches_fast(ref) -> None:
@@ -81,7 +85,8 @@ def test_conv1d_strided_views(ref) -> None:
     x, w = rng.standard_normal((2, 3, 5)), rng.standard_normal((4, 3, 2))
     xt = from_numpy(np.ascontiguousarray(x.transpose(2, 1, 0)), FastBackend).permute(2, 1, 0)
     wt = from_numpy(np.ascontiguousarray(w.transpose(1, 0, 2)), FastBackend).permute(1, 0, 2)
-    assert not xt.is_contiguous() and not wt.is_contiguous()
+    assert not xt.is_contiguous()
+    assert not wt.is_contiguous()
     np.testing.assert_allclose(nn.conv1d(xt, wt).to_numpy(), ref.conv(x, w), atol=1e-12)
 
 
@@ -89,7 +94,11 @@ def test_conv1d_strided_views(ref) -> None:
 def test_conv1d_matches_torch(torch_ref, reverse) -> None:
     torch = torch_ref.torch
     rng = np.random.default_rng(4)
-    x, w, b = rng.standard_normal((3, 4, 11)), rng.standard_normal((5, 4, 3)), rng.standard_normal(5)
+    x, w, b = (
+        rng.standard_normal((3, 4, 11)),
+        rng.standard_normal((5, 4, 3)),
+        rng.standard_normal(5),
+    )
     tx = torch.from_numpy(x).requires_grad_(True)
     tw = torch.from_numpy(w).requires_grad_(True)
     tb = torch.from_numpy(b).requires_grad_(True)

@@ -64,8 +64,12 @@ def test_conv2d_gradients_property(case) -> None:
     if b is None:
         grad_check(lambda a, k: nn.conv2d(a, k, None, reverse), *args, samples=3)
     else:
-        grad_check(lambda a, k, c: nn.conv2d(a, k, c, reverse), *args,
-                   from_numpy(b, FastBackend), samples=3)
+        grad_check(
+            lambda a, k, c: nn.conv2d(a, k, c, reverse),
+            *args,
+            from_numpy(b, FastBackend),
+            samples=3,
+        )
 
 
 def test_conv2d_constant_input_gets_no_gradient_but_weight_does() -> None:
@@ -75,9 +79,7 @@ def test_conv2d_constant_input_gets_no_gradient_but_weight_does() -> None:
     nn.conv2d(x, w).sum().backward()
     assert x.grad is None
     expected = x.to_numpy()
-    np.testing.assert_allclose(
-        w.grad.to_numpy()[0, 0, 0, 0], expected.sum() * 2 / 2, rtol=1e-12
-    )
+    np.testing.assert_allclose(w.grad.to_numpy()[0, 0, 0, 0], expected.sum() * 2 / 2, rtol=1e-12)
 
 
 def test_conv2d_simple_backend(ref) -> None:
@@ -91,7 +93,11 @@ def test_conv2d_simple_backend(ref) -> None:
 def test_conv2d_batch_larger_than_one_chunk(ref) -> None:
     # Enough rows that the forward kernel splits the batch into several parallel chunks.
     rng = np.random.default_rng(4)
-    x, w, b = rng.standard_normal((40, 2, 9, 70)), rng.standard_normal((3, 2, 3, 3)), rng.standard_normal(3)
+    x, w, b = (
+        rng.standard_normal((40, 2, 9, 70)),
+        rng.standard_normal((3, 2, 3, 3)),
+        rng.standard_normal(3),
+    )
     fx, fw, fb = (from_numpy(a, FastBackend) for a in (x, w, b))
     out = nn.conv2d(fx, fw, fb).to_numpy()
     np.testing.assert_allclose(out[:2], ref.conv(x[:2], w, b), atol=1e-10)
@@ -102,7 +108,11 @@ def test_conv2d_batch_larger_than_one_chunk(ref) -> None:
 def test_conv2d_matches_torch(torch_ref, reverse) -> None:
     torch = torch_ref.torch
     rng = np.random.default_rng(5)
-    x, w, b = rng.standard_normal((3, 2, 9, 8)), rng.standard_normal((4, 2, 3, 2)), rng.standard_normal(4)
+    x, w, b = (
+        rng.standard_normal((3, 2, 9, 8)),
+        rng.standard_normal((4, 2, 3, 2)),
+        rng.standard_normal(4),
+    )
     tx, tw, tb = (torch.from_numpy(a).requires_grad_(True) for a in (x, w, b))
     F = torch.nn.functional
     if reverse:

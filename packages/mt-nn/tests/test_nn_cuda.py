@@ -32,7 +32,7 @@ def run(fn, backend, *arrays):
 def check_against_cpu(fn, *arrays) -> None:
     on_gpu = run(fn, Cuda, *arrays)
     on_cpu = run(fn, FastBackend, *arrays)
-    for got, expected in zip(on_gpu, on_cpu):
+    for got, expected in zip(on_gpu, on_cpu, strict=True):
         np.testing.assert_allclose(got, expected, atol=1e-10)
 
 

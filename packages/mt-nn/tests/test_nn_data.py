@@ -18,8 +18,10 @@ pytestmark = pytest.mark.task4_5
 def idx_bytes(array: np.ndarray, magic: int | None = None) -> bytes:
     """An IDX file: magic (0, 0, type 0x08, dims), big-endian sizes, then uint8 data."""
     head = magic if magic is not None else 0x0800 + array.ndim
-    return struct.pack(">I", head) + b"".join(struct.pack(">I", s) for s in array.shape) + (
-        array.astype(np.uint8).tobytes()
+    return (
+        struct.pack(">I", head)
+        + b"".join(struct.pack(">I", s) for s in array.shape)
+        + (array.astype(np.uint8).tobytes())
     )
 
 
@@ -48,8 +50,10 @@ def test_mnist_loads(tmp_path, compress) -> None:
     make_mnist(tmp_path, compress=compress)
     train = nn.MNIST.load(tmp_path, "train")
     test = nn.MNIST.load(tmp_path, "test")
-    assert train.images.shape == (12, 28, 28) and train.images.dtype == np.uint8
-    assert len(train) == 12 and len(test) == 5
+    assert train.images.shape == (12, 28, 28)
+    assert train.images.dtype == np.uint8
+    assert len(train) == 12
+    assert len(test) == 5
     assert train.labels.max() <= 9
 
 
@@ -65,8 +69,10 @@ def test_mnist_missing_file_says_which_and_how_to_get_it(tmp_path) -> None:
     with pytest.raises(nn.MissingDataError) as info:
         nn.MNIST.load(tmp_path, "test")
     message = str(info.value)
-    assert "t10k-labels-idx1-ubyte" in message and str(tmp_path) in message
-    assert "Download" in message and "MINITORCH_DATA" in message
+    assert "t10k-labels-idx1-ubyte" in message
+    assert str(tmp_path) in message
+    assert "Download" in message
+    assert "MINITORCH_DATA" in message
     assert isinstance(info.value, FileNotFoundError)
 
 
@@ -74,7 +80,7 @@ def test_mnist_wrong_magic(tmp_path) -> None:
     make_mnist(tmp_path)
     labels = np.zeros(12)
     write(tmp_path / "mnist" / "train-labels-idx1-ubyte.gz", idx_bytes(labels, magic=2051))
-    with pytest.raises(nn.CorruptDataError, match="magic number 2051.*expected 2049"):
+    with pytest.raises(nn.CorruptDataError, match=r"magic number 2051.*expected 2049"):
         nn.MNIST.load(tmp_path, "train")
 
 
@@ -98,7 +104,7 @@ def test_mnist_truncated_gzip_stream(tmp_path) -> None:
 def test_mnist_count_mismatch(tmp_path) -> None:
     make_mnist(tmp_path)
     write(tmp_path / "mnist" / "train-labels-idx1-ubyte.gz", idx_bytes(np.zeros(11)))
-    with pytest.raises(nn.CorruptDataError, match="12 images but .* 11 labels"):
+    with pytest.raises(nn.CorruptDataError, match=r"12 images but .* 11 labels"):
         nn.MNIST.load(tmp_path, "train")
 
 
@@ -131,7 +137,8 @@ def test_sst2_reads(tmp_path) -> None:
     write_sst2(tmp_path, "dev", ["a fine film .\t1", "dull and long\t0", ""])
     data = nn.SST2.load(tmp_path, "dev")
     assert data.sentences == [["a", "fine", "film", "."], ["dull", "and", "long"]]
-    assert data.labels.tolist() == [1, 0] and len(data) == 2
+    assert data.labels.tolist() == [1, 0]
+    assert len(data) == 2
 
 
 def test_sst2_glue_folder_name(tmp_path) -> None:
@@ -171,15 +178,19 @@ def glove_line(word: str, value: float, dim: int = 50) -> str:
 
 @pytest.mark.parametrize("compress", [True, False])
 def test_glove_reads_and_filters(tmp_path, compress) -> None:
-    write_glove(tmp_path, [glove_line("the", 0.1), glove_line("film", -1.0), glove_line("x", 2)],
-                compress)
+    write_glove(
+        tmp_path, [glove_line("the", 0.1), glove_line("film", -1.0), glove_line("x", 2)], compress
+    )
     glove = nn.GloVe.load(tmp_path)
-    assert len(glove) == 3 and glove.dim == 50 and "film" in glove
+    assert len(glove) == 3
+    assert glove.dim == 50
+    assert "film" in glove
     np.testing.assert_allclose(glove.vectors[glove.index["film"]][:2], [-1.0, -0.99])
     only = nn.GloVe.load(tmp_path, vocab={"film", "missing"})
     assert list(only.index) == ["film"]
     emb = only.embed(["film", "unknown"])
-    assert emb.shape == (2, 50) and not emb[1].any()
+    assert emb.shape == (2, 50)
+    assert not emb[1].any()
 
 
 def test_glove_corrupt(tmp_path) -> None:

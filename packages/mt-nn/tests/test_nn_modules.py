@@ -21,9 +21,12 @@ def test_linear_shapes_init_and_forward() -> None:
     names = dict(layer.named_parameters())
     assert set(names) == {"weight", "bias"}
     w, b = names["weight"].value, names["bias"].value
-    assert w.shape == (5, 3) and b.shape == (3,) and w.backend is FastBackend
+    assert w.shape == (5, 3)
+    assert b.shape == (3,)
+    assert w.backend is FastBackend
     bound = 1 / math.sqrt(5)
-    assert np.abs(w.to_numpy()).max() <= bound and np.abs(b.to_numpy()).max() <= bound
+    assert np.abs(w.to_numpy()).max() <= bound
+    assert np.abs(b.to_numpy()).max() <= bound
     x = np.random.default_rng(0).standard_normal((4, 5))
     out = layer(from_numpy(x, FastBackend))
     np.testing.assert_allclose(out.to_numpy(), x @ w.to_numpy() + b.to_numpy(), atol=1e-12)
@@ -39,18 +42,21 @@ def test_layers_are_reproducible_by_seed() -> None:
 def test_conv_layers_match_functional(ref) -> None:
     x1 = np.random.default_rng(1).standard_normal((2, 3, 7))
     layer1 = nn.Conv1d(3, 4, 3, backend=SimpleBackend, seed=0)
-    assert layer1.weight.value.shape == (4, 3, 3) and layer1.bias.value.shape == (4,)
+    assert layer1.weight.value.shape == (4, 3, 3)
+    assert layer1.bias.value.shape == (4,)
     w, b = layer1.weight.value.to_numpy(), layer1.bias.value.to_numpy()
-    np.testing.assert_allclose(layer1(from_numpy(x1, SimpleBackend)).to_numpy(),
-                               ref.conv(x1, w, b), atol=1e-12)
+    np.testing.assert_allclose(
+        layer1(from_numpy(x1, SimpleBackend)).to_numpy(), ref.conv(x1, w, b), atol=1e-12
+    )
     bound = 1 / math.sqrt(3 * 3)
     assert np.abs(w).max() <= bound
     x2 = np.random.default_rng(2).standard_normal((2, 2, 5, 6))
     layer2 = nn.Conv2d(2, 3, (2, 3), seed=0)
     assert layer2.weight.value.shape == (3, 2, 2, 3)
     w, b = layer2.weight.value.to_numpy(), layer2.bias.value.to_numpy()
-    np.testing.assert_allclose(layer2(from_numpy(x2, FastBackend)).to_numpy(),
-                               ref.conv(x2, w, b), atol=1e-12)
+    np.testing.assert_allclose(
+        layer2(from_numpy(x2, FastBackend)).to_numpy(), ref.conv(x2, w, b), atol=1e-12
+    )
 
 
 @pytest.mark.parametrize(
@@ -80,7 +86,8 @@ def test_nll_loss_and_cross_entropy(backend) -> None:
     loss = nn.nll_loss(lp, labels)
     log_probs = logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
     expected = -log_probs[np.arange(4), labels].mean()
-    assert loss.shape == (1,) and loss.item() == pytest.approx(expected)
+    assert loss.shape == (1,)
+    assert loss.item() == pytest.approx(expected)
     assert nn.cross_entropy(from_numpy(logits, backend), labels).item() == pytest.approx(expected)
     onehot = from_numpy(nn.one_hot(labels, 3), backend)
     assert nn.nll_loss(lp, onehot).item() == pytest.approx(expected)

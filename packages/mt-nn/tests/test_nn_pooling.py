@@ -91,8 +91,10 @@ def test_pools_match_torch(torch_ref, kernel) -> None:
     torch = torch_ref.torch
     x = np.random.default_rng(2).standard_normal((2, 3, 8, 6))  # no ties
     g = np.random.default_rng(3).standard_normal((2, 3, 8 // kernel[0], 6 // kernel[1]))
-    for ours, theirs in ((nn.avgpool2d, torch.nn.functional.avg_pool2d),
-                         (nn.maxpool2d, torch.nn.functional.max_pool2d)):
+    for ours, theirs in (
+        (nn.avgpool2d, torch.nn.functional.avg_pool2d),
+        (nn.maxpool2d, torch.nn.functional.max_pool2d),
+    ):
         tx = torch.from_numpy(x).requires_grad_(True)
         expected = theirs(tx, kernel)
         expected.backward(torch.from_numpy(g))

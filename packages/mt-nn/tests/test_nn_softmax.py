@@ -66,7 +66,8 @@ def test_argmax_is_one_hot_at_the_first_maximum(case) -> None:
 def test_argmax_has_no_history() -> None:
     t = tensor([[1.0, 3.0, 2.0]], backend=FastBackend).requires_grad_(True)
     out = nn.argmax(t, 1)
-    assert out.to_numpy().tolist() == [[0.0, 1.0, 0.0]] and out.is_constant()
+    assert out.to_numpy().tolist() == [[0.0, 1.0, 0.0]]
+    assert out.is_constant()
 
 
 def _softmax(x: np.ndarray, dim: int) -> np.ndarray:
@@ -81,7 +82,9 @@ def test_softmax_and_logsoftmax(case) -> None:
     s = nn.softmax(t, dim).to_numpy()
     np.testing.assert_allclose(s, _softmax(x, dim), rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(s.sum(axis=dim), 1.0)
-    np.testing.assert_allclose(nn.logsoftmax(t, dim).to_numpy(), np.log(_softmax(x, dim)), atol=1e-10)
+    np.testing.assert_allclose(
+        nn.logsoftmax(t, dim).to_numpy(), np.log(_softmax(x, dim)), atol=1e-10
+    )
 
 
 @pytest.mark.parametrize("big", [1e4, -1e4, 1e300])
@@ -89,7 +92,8 @@ def test_softmax_is_stable_for_large_inputs(big) -> None:
     t = tensor([[big, 0.0, -big], [big, big, big]], backend=FastBackend)
     s = nn.softmax(t, 1).to_numpy()
     ls = nn.logsoftmax(t, 1).to_numpy()
-    assert np.isfinite(s).all() and np.isfinite(ls).all()
+    assert np.isfinite(s).all()
+    assert np.isfinite(ls).all()
     np.testing.assert_allclose(s.sum(axis=1), 1.0)
     np.testing.assert_allclose(s[1], 1 / 3)
     assert ls[1].tolist() == pytest.approx([-np.log(3)] * 3)
@@ -98,10 +102,12 @@ def test_softmax_is_stable_for_large_inputs(big) -> None:
 @pytest.mark.parametrize("fn", [nn.softmax, nn.logsoftmax])
 def test_softmax_gradients(backend, fn) -> None:
     x = from_numpy(np.random.default_rng(1).standard_normal((3, 4)) * 3, backend)
-    grad_check(lambda a: fn(a, 1) * from_numpy(np.arange(12.0).reshape(3, 4), backend), x,
-               samples=None)
-    grad_check(lambda a: fn(a, 0) * from_numpy(np.arange(12.0).reshape(3, 4), backend), x,
-               samples=None)
+    grad_check(
+        lambda a: fn(a, 1) * from_numpy(np.arange(12.0).reshape(3, 4), backend), x, samples=None
+    )
+    grad_check(
+        lambda a: fn(a, 0) * from_numpy(np.arange(12.0).reshape(3, 4), backend), x, samples=None
+    )
 
 
 def test_softmax_matches_torch(torch_ref) -> None:
@@ -114,7 +120,9 @@ def test_softmax_matches_torch(torch_ref) -> None:
         t = from_numpy(x, FastBackend).requires_grad_(True)
         out = ours(t, 1)
         out.backward(from_numpy(g, FastBackend))
-        np.testing.assert_allclose(out.to_numpy(), theirs(torch.from_numpy(x), 1).numpy(), atol=1e-12)
+        np.testing.assert_allclose(
+            out.to_numpy(), theirs(torch.from_numpy(x), 1).numpy(), atol=1e-12
+        )
         np.testing.assert_allclose(t.grad.to_numpy(), tx.grad.numpy(), atol=1e-12)
 
 

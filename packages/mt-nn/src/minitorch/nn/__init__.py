@@ -8,6 +8,7 @@ everything else is built from the backend primitives, so it runs on any backend.
 from .__about__ import __version__
 from .checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from .conv import Conv1dFun, Conv2dFun, conv1d, conv2d
+from .data import MNIST, SST2, CorruptDataError, DatasetError, GloVe, MissingDataError
 from .functions import (
     argmax,
     avgpool2d,
@@ -18,7 +19,6 @@ from .functions import (
     softmax,
     tile,
 )
-from .data import MNIST, SST2, CorruptDataError, DatasetError, GloVe, MissingDataError
 from .loss import cross_entropy, nll_loss, one_hot
 from .modules import Conv1d, Conv2d, Linear
 

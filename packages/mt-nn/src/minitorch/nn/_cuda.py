@@ -103,9 +103,7 @@ def conv_forward(
     )
 
 
-def conv_weight_grad(
-    gw: Any, gout: Any, inp: Any, sizes: tuple[int, ...], reverse: bool
-) -> None:
+def conv_weight_grad(gw: Any, gout: Any, inp: Any, sizes: tuple[int, ...], reverse: bool) -> None:
     """Launch the weight-gradient kernel on device storages (see ``_kernels``)."""
     device.require_device()
     batch, in_ch, height, width, out_ch, kh, kw = sizes

@@ -40,8 +40,9 @@ def _check(name: str, input: Tensor, weight: Tensor, dims: int) -> _Sizes:
     """Validate shapes and return the sizes as 2-D (``height = 1`` for 1-D)."""
     axes = "width" if dims == 1 else "height, width"
     if not isinstance(input, Tensor) or not isinstance(weight, Tensor):
-        raise TypeError(f"{name} takes two Tensors, got {type(input).__name__} and "
-                        f"{type(weight).__name__}")
+        raise TypeError(
+            f"{name} takes two Tensors, got {type(input).__name__} and {type(weight).__name__}"
+        )
     if input.dims != dims + 2:
         raise ValueError(
             f"{name} expects an input of shape (batch, in_channels, {axes}), got shape "
@@ -59,7 +60,7 @@ def _check(name: str, input: Tensor, weight: Tensor, dims: int) -> _Sizes:
             f"{weight.shape[1]} (input shape {input.shape}, weight shape {weight.shape})"
         )
     space, kernel = input.shape[2:], weight.shape[2:]
-    if any(k > s for k, s in zip(kernel, space)) or any(k < 1 for k in kernel):
+    if any(k > s for k, s in zip(kernel, space, strict=True)) or any(k < 1 for k in kernel):
         raise ValueError(
             f"{name}: kernel {tuple(kernel)} does not fit the input's {tuple(space)} "
             f"(input shape {input.shape}, weight shape {weight.shape})"
@@ -141,7 +142,9 @@ def _bias_grad(grad: Tensor, shape: tuple[int, ...]) -> Tensor:
     """``sum_{b, positions} grad[b, o, ...]``: two reductions over a view of the gradient."""
     f = grad.backend
     batch, out_ch = grad.shape[:2]
-    per_plane = f.add_reduce(grad.contiguous().view(batch, out_ch, grad.size // max(1, batch * out_ch)), 2)
+    per_plane = f.add_reduce(
+        grad.contiguous().view(batch, out_ch, grad.size // max(1, batch * out_ch)), 2
+    )
     return f.add_reduce(per_plane, 0).view(*shape)
 
 
@@ -198,7 +201,7 @@ class Conv1dFun(_ConvFun):
     op_name = "conv1d"
 
     @staticmethod
-    def forward(  # type: ignore[override]
+    def forward(
         ctx: Context,
         input: Tensor,
         weight: Tensor,
@@ -215,13 +218,13 @@ class Conv1dFun(_ConvFun):
 
 
 class Conv2dFun(_ConvFun):
-    """2-D convolution: ``(batch, in, h, w)`` by ``(out, in, kh, kw)`` gives ``(batch, out, h, w)``."""
+    """2-D convolution: ``(batch, in, h, w)`` by ``(out, in, kh, kw)`` is ``(batch, out, h, w)``."""
 
     dims = 2
     op_name = "conv2d"
 
     @staticmethod
-    def forward(  # type: ignore[override]
+    def forward(
         ctx: Context,
         input: Tensor,
         weight: Tensor,

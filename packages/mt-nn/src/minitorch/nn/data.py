@@ -21,7 +21,7 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, ClassVar
+from typing import IO, ClassVar, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -48,7 +48,14 @@ MNIST_HOME = (
 SST2_HOME = "GLUE's SST-2.zip (https://dl.fbaipublicfiles.com/glue/data/SST-2.zip)"
 GLOVE_HOME = "Stanford NLP's glove.6B.zip (https://nlp.stanford.edu/data/glove.6B.zip)"
 
-_IDX_TYPES = {0x08: np.uint8, 0x09: np.int8, 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
+_IDX_TYPES: dict[int, str] = {
+    0x08: "u1",
+    0x09: "i1",
+    0x0B: ">i2",
+    0x0C: ">i4",
+    0x0D: ">f4",
+    0x0E: ">f8",
+}
 
 
 class DatasetError(Exception):
@@ -83,7 +90,9 @@ def _find(folder: Path, candidates: Sequence[str], what: str, home: str) -> Path
 
 
 def _open(path: Path) -> IO[bytes]:
-    return gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
+    if path.suffix == ".gz":
+        return cast(IO[bytes], gzip.open(path, "rb"))
+    return open(path, "rb")
 
 
 def _read_bytes(path: Path) -> bytes:
@@ -188,7 +197,7 @@ class MNIST:
             )
         if labels.size and labels.max() > 9:
             raise CorruptDataError(f"{paths[1]}: label {int(labels.max())} is not a digit")
-        return cls(images, labels)
+        return cls(images.astype(np.uint8, copy=False), labels.astype(np.uint8, copy=False))
 
 
 # ---------------------------------------------------------------------------------- SST-2
@@ -345,7 +354,7 @@ class GloVe:
         dim: int = 50,
         vocab: Iterable[str] | None = None,
     ) -> GloVe:
-        """Read ``glove.6B.{dim}d.txt`` (or the shared ``glove50_sst2.txt.gz``) from ``folder/glove/``.
+        """Read ``folder/glove/glove.6B.{dim}d.txt`` (or the shared ``glove50_sst2.txt.gz``).
 
         Raises:
             MissingDataError, CorruptDataError: as ``read``.

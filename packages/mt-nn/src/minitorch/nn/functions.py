@@ -108,7 +108,7 @@ def tile(input: Tensor, kernel: tuple[int, int]) -> tuple[Tensor, int, int]:
 
 @functools.lru_cache(maxsize=64)
 def _averaging_matrix(kh: int, kw: int, width: int, backend: TensorBackend) -> Tensor:
-    """``(kh * width, width / kw)``: row ``i * width + x`` has ``1 / (kh * kw)`` in column ``x // kw``."""
+    """``(kh * width, width / kw)``: ``1 / (kh * kw)`` at ``[i * width + x, x // kw]``."""
     matrix = np.zeros((kh * width, width // kw))
     x = np.arange(kh * width) % width
     matrix[np.arange(kh * width), x // kw] = 1.0 / (kh * kw)
@@ -126,7 +126,7 @@ class Avgpool2dFun(Function):
     """
 
     @staticmethod
-    def forward(ctx: Context, input: Tensor, kh: int, kw: int) -> Tensor:  # type: ignore[override]
+    def forward(ctx: Context, input: Tensor, kh: int, kw: int) -> Tensor:
         """Average each window."""
         batch, channel, height, width = input.shape
         bands = input.contiguous().view(batch * channel * (height // kh), kh * width)
@@ -148,7 +148,7 @@ class Maxpool2dFun(Function):
     """Max over each ``kh x kw`` window."""
 
     @staticmethod
-    def forward(ctx: Context, input: Tensor, kh: int, kw: int) -> Tensor:  # type: ignore[override]
+    def forward(ctx: Context, input: Tensor, kh: int, kw: int) -> Tensor:
         """Max of each window (two reductions over a view of the input)."""
         f = input.backend
         windows = _windows(input, kh, kw)
@@ -199,7 +199,7 @@ class Max(Function):
     """Max over one dimension (kept with size 1) or over everything (shape ``(1,)``)."""
 
     @staticmethod
-    def forward(ctx: Context, a: Tensor, dim: int | None) -> Tensor:  # type: ignore[override]
+    def forward(ctx: Context, a: Tensor, dim: int | None) -> Tensor:
         """The maximum."""
         f = a.backend
         out = f.max_reduce(_flat(a), 0) if dim is None else f.max_reduce(a, dim)
@@ -213,7 +213,8 @@ class Max(Function):
         f = a.backend
         mask = f.eq_zip(a, out)
         count = f.add_reduce(_flat(mask), 0) if dim is None else f.add_reduce(mask, dim)
-        return f.mul_zip(mask, f.mul_zip(grad_output, f.inv_map(count)))
+        grad: Tensor = f.mul_zip(mask, f.mul_zip(grad_output, f.inv_map(count)))
+        return grad
 
 
 def max(input: Tensor, dim: int | None = None) -> Tensor:
@@ -257,7 +258,7 @@ class SoftmaxFun(Function):
     """``exp(a) / sum(exp(a), dim)``, computed stably."""
 
     @staticmethod
-    def forward(ctx: Context, a: Tensor, dim: int) -> Tensor:  # type: ignore[override]
+    def forward(ctx: Context, a: Tensor, dim: int) -> Tensor:
         """Softmax."""
         f = a.backend
         e = f.exp_map(_shifted(a, dim))
@@ -271,14 +272,15 @@ class SoftmaxFun(Function):
         s, dim = ctx.saved_values
         f = s.backend
         inner = f.add_reduce(f.mul_zip(grad_output, s), dim)
-        return f.mul_zip(s, f.add_zip(grad_output, f.neg_map(inner)))
+        grad: Tensor = f.mul_zip(s, f.add_zip(grad_output, f.neg_map(inner)))
+        return grad
 
 
 class LogSoftmaxFun(Function):
     """``a - log(sum(exp(a), dim))``, computed stably."""
 
     @staticmethod
-    def forward(ctx: Context, a: Tensor, dim: int) -> Tensor:  # type: ignore[override]
+    def forward(ctx: Context, a: Tensor, dim: int) -> Tensor:
         """Log-softmax."""
         f = a.backend
         shifted = _shifted(a, dim)
@@ -293,7 +295,8 @@ class LogSoftmaxFun(Function):
         out, dim = ctx.saved_values
         f = out.backend
         total = f.add_reduce(grad_output, dim)
-        return f.add_zip(grad_output, f.neg_map(f.mul_zip(f.exp_map(out), total)))
+        grad: Tensor = f.add_zip(grad_output, f.neg_map(f.mul_zip(f.exp_map(out), total)))
+        return grad
 
 
 def softmax(input: Tensor, dim: int) -> Tensor:
@@ -313,7 +316,7 @@ class DropoutFun(Function):
     """Multiply by a fixed mask (given as a numpy array, a plain value)."""
 
     @staticmethod
-    def forward(ctx: Context, a: Tensor, mask: npt.NDArray[np.float64]) -> Tensor:  # type: ignore[override]
+    def forward(ctx: Context, a: Tensor, mask: npt.NDArray[np.float64]) -> Tensor:
         """``a * mask``."""
         m = from_numpy(mask, backend=a.backend)
         ctx.save_for_backward(m)

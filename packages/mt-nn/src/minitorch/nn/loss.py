@@ -24,7 +24,9 @@ def one_hot(labels: Sequence[int] | npt.ArrayLike, classes: int) -> npt.NDArray[
     arr = np.asarray(labels)
     if arr.ndim != 1:
         raise ValueError(f"labels must be a 1-D sequence of class indices, got shape {arr.shape}")
-    if arr.size and (not np.issubdtype(arr.dtype, np.integer) or arr.min() < 0 or arr.max() >= classes):
+    if arr.size and (
+        not np.issubdtype(arr.dtype, np.integer) or arr.min() < 0 or arr.max() >= classes
+    ):
         raise ValueError(f"labels must be ints in [0, {classes}), got {arr[:10].tolist()}...")
     out = np.zeros((arr.size, classes), dtype=np.float64)
     out[np.arange(arr.size), arr.astype(np.int64)] = 1.0
@@ -35,7 +37,7 @@ class NLLLossFun(Function):
     """``-mean_b sum_k target[b, k] * log_probs[b, k]`` for a constant ``target``."""
 
     @staticmethod
-    def forward(ctx: Context, log_probs: Tensor, target: npt.NDArray[np.float64]) -> Tensor:  # type: ignore[override]
+    def forward(ctx: Context, log_probs: Tensor, target: npt.NDArray[np.float64]) -> Tensor:
         """The mean negative log-likelihood, shape ``(1,)``."""
         f = log_probs.backend
         t = from_numpy(target, backend=f)
@@ -49,7 +51,8 @@ class NLLLossFun(Function):
         """``-target * grad / batch``."""
         t, scale = ctx.saved_values
         f = t.backend
-        return f.mul_zip(t, f.mul_zip(grad_output, scale))
+        grad: Tensor = f.mul_zip(t, f.mul_zip(grad_output, scale))
+        return grad
 
 
 def nll_loss(log_probs: Tensor, target: Sequence[int] | npt.ArrayLike | Tensor) -> Tensor:
@@ -67,7 +70,9 @@ def nll_loss(log_probs: Tensor, target: Sequence[int] | npt.ArrayLike | Tensor) 
         ValueError: if the shapes do not match or a label is out of range.
     """
     if log_probs.dims != 2:
-        raise ValueError(f"nll_loss expects (batch, classes) log-probabilities, got {log_probs.shape}")
+        raise ValueError(
+            f"nll_loss expects (batch, classes) log-probabilities, got {log_probs.shape}"
+        )
     batch, classes = log_probs.shape
     if isinstance(target, Tensor):
         dense = np.ascontiguousarray(target.to_numpy(), dtype=np.float64)

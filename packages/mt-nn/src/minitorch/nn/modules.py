@@ -69,8 +69,11 @@ class Linear(Module):
     def forward(self, x: Tensor) -> Tensor:
         """Map a ``(batch, in_size)`` tensor to ``(batch, out_size)``."""
         if x.dims != 2 or x.shape[1] != self.in_size:
-            raise ValueError(f"Linear expects input of shape (batch, {self.in_size}), got {x.shape}")
-        return x @ self.weight.value + self.bias.value
+            raise ValueError(
+                f"Linear expects input of shape (batch, {self.in_size}), got {x.shape}"
+            )
+        out: Tensor = x @ self.weight.value + self.bias.value
+        return out
 
 
 class Conv1d(Module):
@@ -135,9 +138,7 @@ class Conv2d(Module):
     ) -> None:
         super().__init__()
         kh, kw = (kernel, kernel) if isinstance(kernel, int) else tuple(kernel)
-        _positive(
-            "Conv2d", in_channels=in_channels, out_channels=out_channels, kh=kh, kw=kw
-        )
+        _positive("Conv2d", in_channels=in_channels, out_channels=out_channels, kh=kh, kw=kw)
         rng = _rng(seed)
         fan_in = in_channels * kh * kw
         self.weight = _uniform((out_channels, in_channels, kh, kw), fan_in, backend, rng)
