@@ -1,0 +1,185 @@
+"""Smoke tests of the module 4 examples on tiny generated data (no downloads, a few seconds).
+
+``train_mnist.py`` and ``train_sentiment.py`` train for an epoch or two on a few dozen
+generated examples; ``bench_nn.py`` times a couple of steps. The real runs, on the shared
+data, are in mt-nn's README.
+"""
+
+from __future__ import annotations
+
+import gzip
+import importlib.util
+import struct
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pytest
+
+pytest.importorskip("minitorch.nn", reason="mt-nn is not installed")
+pytestmark = pytest.mark.task4_5
+
+EXAMPLES = Path(__file__).resolve().parent.parent
+
+
+def _load(name: str) -> ModuleType:
+    path = EXAMPLES / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"minitorch_examples_{name}", path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def train_mnist() -> ModuleType:
+    return _load("train_mnist")
+
+
+@pytest.fixture(scope="module")
+def train_sentiment() -> ModuleType:
+    return _load("train_sentiment")
+
+
+def _idx(array: np.ndarray) -> bytes:
+    header = struct.pack(">I", 0x0800 + array.ndim)
+    sizes = b"".join(struct.pack(">I", s) for s in array.shape)
+    return header + sizes + array.astype(np.uint8).tobytes()
+
+
+@pytest.fixture(scope="module")
+def mnist_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Tiny MNIST: a bright square top-left for even labels, bottom-right for odd ones."""
+    root = tmp_path_factory.mktemp("data")
+    rng = np.random.default_rng(0)
+    for stem, n in (("train", 96), ("t10k", 32)):
+        labels = rng.integers(0, 10, n)
+        images = rng.integers(0, 40, (n, 28, 28))
+        for k, y in enumerate(labels):
+            r = 2 if y % 2 == 0 else 16
+            images[k, r : r + 10, r : r + 10] = 255
+        (root / "mnist").mkdir(exist_ok=True)
+        for kind, array in (("images-idx3", images), ("labels-idx1", labels)):
+            with gzip.open(root / "mnist" / f"{stem}-{kind}-ubyte.gz", "wb") as f:
+                f.write(_idx(array))
+    return root
+
+
+def _plot_flag() -> list[str]:
+    return [] if importlib.util.find_spec("matplotlib") else ["--no-plot"]
+
+
+def test_train_mnist_runs_and_writes_plot_and_checkpoint(train_mnist, mnist_dir, tmp_path) -> None:
+    out = tmp_path / "run"
+    argv = ["--data-dir", str(mnist_dir), "--epochs", "2", "--batch-size", "16"]
+    argv += ["--out-dir", str(out), "--no-progress", "--val-size", "16", *_plot_flag()]
+    result = train_mnist.main(argv)
+    history = result["history"]
+    assert len(history["held_out_accuracy"]) == 2
+    assert history["train_loss"][1] < history["train_loss"][0]
+    assert result["held_out"] == "held-out"
+    assert result["train_images"] == 80
+    assert result["test_images"] == 32
+    assert 0.0 <= result["test_accuracy"] <= 1.0
+    assert len(result["epoch_seconds"]) == 2
+    assert (out / "mnist.npz").is_file()
+    if result["plot"] is not None:
+        assert result["plot"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # Resuming from the checkpoint works; a checkpoint of another model is a clear error.
+    again = train_mnist.main([*argv, "--epochs", "1", "--resume", str(out / "mnist.npz")])
+    assert again["train_images"] == 80
+
+
+def test_train_mnist_rejects_a_checkpoint_of_another_model(
+    train_mnist, mnist_dir, tmp_path, capsys
+) -> None:
+    from minitorch.nn import Linear, save_checkpoint
+
+    other = save_checkpoint(Linear(3, 2), tmp_path / "other.npz")
+    with pytest.raises(SystemExit) as info:
+        train_mnist.main(["--data-dir", str(mnist_dir), "--resume", str(other), "--no-progress"])
+    assert info.value.code == 2
+    assert "does not match Network" in capsys.readouterr().err
+
+
+def test_train_mnist_missing_data_is_a_clear_error(train_mnist, tmp_path, capsys) -> None:
+    with pytest.raises(SystemExit) as info:
+        train_mnist.main(["--data-dir", str(tmp_path), "--no-progress"])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert "train-images-idx3-ubyte" in err
+    assert "Download" in err
+
+
+@pytest.fixture(scope="module")
+def sst2_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Tiny SST-2: 'good'/'great' sentences are positive, 'bad'/'awful' ones negative."""
+    root = tmp_path_factory.mktemp("sst")
+    rng = np.random.default_rng(1)
+    filler = ["the", "film", "was", "a", "plot", "and"]
+    words = {1: ["good", "great"], 0: ["bad", "awful"]}
+    for split, n in (("train", 64), ("dev", 16)):
+        rows = ["sentence\tlabel"]
+        for _ in range(n):
+            y = int(rng.integers(0, 2))
+            tokens = [*rng.choice(filler, 4), str(rng.choice(words[y]))]
+            rng.shuffle(tokens)
+            rows.append(" ".join(tokens) + f"\t{y}")
+        (root / "sst2").mkdir(exist_ok=True)
+        (root / "sst2" / f"{split}.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    vectors = [
+        w + " " + " ".join(f"{v:.3f}" for v in rng.standard_normal(50))
+        for w in filler + words[0] + words[1]
+    ]
+    (root / "glove").mkdir()
+    (root / "glove" / "glove.6B.50d.txt").write_text("\n".join(vectors) + "\n", encoding="utf-8")
+    return root
+
+
+def test_train_sentiment_runs(train_sentiment, sst2_dir) -> None:
+    result = train_sentiment.main(
+        [
+            "--data-dir",
+            str(sst2_dir),
+            "--epochs",
+            "2",
+            "--batch-size",
+            "16",
+            "--filters",
+            "8",
+            "--no-progress",
+            "--lr",
+            "0.01",
+        ]
+    )
+    assert result["train_phrases"] == 64
+    assert result["dev_sentences"] == 16
+    assert len(result["history"]["dev_accuracy"]) == 2
+    assert result["history"]["train_loss"][1] < result["history"]["train_loss"][0]
+    assert result["glove_coverage"] == 1.0
+
+
+def test_train_sentiment_missing_glove(train_sentiment, sst2_dir, tmp_path, capsys) -> None:
+    (tmp_path / "sst2").mkdir()
+    for split in ("train", "dev"):
+        (tmp_path / "sst2" / f"{split}.tsv").write_bytes(
+            (sst2_dir / "sst2" / f"{split}.tsv").read_bytes()
+        )
+    with pytest.raises(SystemExit):
+        train_sentiment.main(["--data-dir", str(tmp_path), "--no-progress"])
+    assert "glove.6B.50d.txt" in capsys.readouterr().err
+
+
+def test_bench_nn_step_without_and_with_torch() -> None:
+    bench = _load("bench_nn")
+    row = bench.bench_step(batch=4, threads=1, repeat=2, torch=None, dtype=None)
+    assert len(row.ours) == 2
+    assert row.theirs is None
+    assert "-" in row.line()
+    torch = pytest.importorskip("torch")
+    row = bench.bench_step(batch=4, threads=1, repeat=2, torch=torch, dtype=torch.float64)
+    assert len(row.theirs) == 2
+    assert "x" in row.line()
