@@ -42,9 +42,9 @@ __all__ = [
 ]
 
 #: Defaults measured to reach >= 95% training accuracy on simple, diag, split and xor with
-#: the simple backend and seed 0 (100, 100, 100 and 98%). Width and rate are
-#: ``train_scalar``'s; its 500 epochs leave split at 94% with these initial weights. A numpy
-#: replica of the same model reaches >= 95% on all four for 17 of the seeds 0-19.
+#: the simple backend and seed 0 (100, 100, 100 and 98%); 500 epochs leave split at 94%
+#: with these initial weights. A numpy replica of the same model reaches >= 95% on all four
+#: for 17 of the seeds 0-19.
 DEFAULTS: dict[str, Any] = {
     "dataset": "simple",
     "points": 50,

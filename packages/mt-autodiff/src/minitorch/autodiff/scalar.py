@@ -104,7 +104,9 @@ class Scalar:
         *,
         requires_grad: bool = True,
     ) -> None:
-        if isinstance(v, Scalar) or not isinstance(v, numbers.Real):
+        # ``type(v) is float`` first: every operation's output passes through here, and the
+        # abstract-class check costs more than the arithmetic.
+        if type(v) is not float and (isinstance(v, Scalar) or not isinstance(v, numbers.Real)):
             raise TypeError(f"Scalar needs a real number, got {type(v).__name__}: {v!r}")
         self.data: float = float(v)
         if history is None and requires_grad:

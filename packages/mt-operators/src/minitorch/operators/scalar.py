@@ -66,8 +66,9 @@ def eq(x: float, y: float) -> float:
 
 
 def max(x: float, y: float) -> float:  # the course's name; shadows the builtin
-    """Return the larger of ``x`` and ``y`` (``x`` when they are equal)."""
-    return x if x >= y else y
+    """Return the larger of ``x`` and ``y`` (``x`` when equal; NaN if either is NaN, as PyTorch)."""
+    # x >= y is False when y is NaN, so a NaN in either argument is returned.
+    return x if x != x or x >= y else y
 
 
 def is_close(x: float, y: float) -> float:
