@@ -74,8 +74,10 @@ def _check(name: str, input: Tensor, weight: Tensor, dims: int) -> _Sizes:
 
 def _strides4(t: Tensor) -> tuple[int, int, int, int]:
     """The weight's strides as 2-D ``(out, in, kernel_height, kernel_width)``."""
-    strides = tuple(int(s) for s in t.tuple()[2])
-    return (strides[0], strides[1], 0, strides[2]) if len(strides) == 3 else strides  # type: ignore[return-value]
+    s = [int(x) for x in t.tuple()[2]]
+    if len(s) == 3:  # 1-D: a kernel height of 1, whose stride is never used
+        return s[0], s[1], 0, s[2]
+    return s[0], s[1], s[2], s[3]
 
 
 def _host(storage: Any, what: str) -> np.ndarray:
