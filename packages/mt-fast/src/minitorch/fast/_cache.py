@@ -18,8 +18,8 @@ from typing import Any
 
 from numba.core import caching
 
-_KERNEL_FILES: set[str] = set()
-_DEPENDENCY_HASH = b""
+# Kernel file (absolute path) -> hash of the sources its kernels compile in.
+_DEPENDENCY_HASHES: dict[str, bytes] = {}
 
 
 def _hash_sources(modules: Iterable[ModuleType]) -> bytes:
@@ -34,8 +34,9 @@ def _hash_sources(modules: Iterable[ModuleType]) -> bytes:
 class DependencyAwareLocator(caching._CacheLocator):
     """A cache locator whose freshness stamp covers the kernels' dependencies too."""
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(self, inner: Any, dependency_hash: bytes) -> None:
         self._inner = inner
+        self._dependency_hash = dependency_hash
 
     def __getattr__(self, name: str) -> Any:
         # Numba reads a few private attributes (``_py_file``, ...) of its locators.
@@ -51,7 +52,7 @@ class DependencyAwareLocator(caching._CacheLocator):
 
     def get_source_stamp(self) -> Any:
         """The kernel file's own stamp plus the hash of every dependency's source."""
-        return (self._inner.get_source_stamp(), _DEPENDENCY_HASH)
+        return (self._inner.get_source_stamp(), self._dependency_hash)
 
     def get_disambiguator(self) -> str:
         """Disambiguate functions in the same file (delegated)."""
@@ -60,21 +61,20 @@ class DependencyAwareLocator(caching._CacheLocator):
     @classmethod
     def from_function(cls, py_func: Any, py_file: str) -> DependencyAwareLocator | None:
         """Claim only our kernel files; wrap the locator Numba would pick for them."""
-        if os.path.abspath(py_file) not in _KERNEL_FILES:
+        dependency_hash = _DEPENDENCY_HASHES.get(os.path.abspath(py_file))
+        if dependency_hash is None:
             return None
         for other in caching.CacheImpl._locator_classes:
             if other is cls:
                 continue
             inner = other.from_function(py_func, py_file)
             if inner is not None:
-                return cls(inner)
+                return cls(inner, dependency_hash)
         return None
 
 
 def install(kernel_module_file: str, dependencies: Iterable[ModuleType]) -> None:
     """Route caching of functions in ``kernel_module_file`` through the locator above."""
-    global _DEPENDENCY_HASH
-    _KERNEL_FILES.add(os.path.abspath(kernel_module_file))
-    _DEPENDENCY_HASH = _hash_sources(dependencies)
+    _DEPENDENCY_HASHES[os.path.abspath(kernel_module_file)] = _hash_sources(dependencies)
     if DependencyAwareLocator not in caching.CacheImpl._locator_classes:
         caching.CacheImpl._locator_classes.insert(0, DependencyAwareLocator)
