@@ -19,12 +19,12 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import sys
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from example_support import best_time
 
 from minitorch.cuda import CudaBackend, is_available
 from minitorch.cuda.device import simulator_enabled
@@ -64,19 +64,6 @@ def synchronize() -> None:
     from numba import cuda
 
     cuda.synchronize()
-
-
-def best_time(fn: Callable[[], Any], repeat: int, sync: Callable[[], None]) -> float:
-    """Return the best wall time of ``repeat`` synchronised calls, after a warm-up call."""
-    fn()
-    sync()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        sync()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def _torch() -> Any:

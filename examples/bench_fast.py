@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from example_support import best_time
 
 from minitorch.fast import FastBackend
 from minitorch.tensor import Tensor, from_numpy
@@ -32,17 +32,6 @@ class Row:
     numpy: float | None
     torch: float | None = None
     flops: float | None = None
-
-
-def best_time(fn: Callable[[], Any], repeat: int) -> float:
-    """Return the best wall time of ``repeat`` calls, after one warm-up call."""
-    fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def _torch() -> Any:

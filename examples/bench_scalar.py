@@ -21,11 +21,12 @@ from __future__ import annotations
 import argparse
 import gc
 import random
-import statistics
 import sys
 import time
 from collections.abc import Sequence
 from typing import Any
+
+from example_support import microseconds_per_call, positive_int
 
 from minitorch.autodiff import Inv, Scalar
 
@@ -106,23 +107,7 @@ def run(n_ops: int = 10_000, repeat: int = 5, seed: int = 0) -> dict[str, dict[s
             lambda r=r: build_graph(n_ops, random.Random(seed + r), requires_grad=False)
         )
         times["forward (no_grad)"].append(seconds)
-    return {
-        phase: {
-            "best": min(ts) / n_ops * 1e6,
-            "median": statistics.median(ts) / n_ops * 1e6,
-        }
-        for phase, ts in times.items()
-    }
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
+    return {phase: microseconds_per_call(ts, n_ops) for phase, ts in times.items()}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -133,12 +118,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--ops",
-        type=_positive_int,
+        type=positive_int,
         default=10_000,
         help="operations in the graph (default: %(default)s)",
     )
     p.add_argument(
-        "--repeat", type=_positive_int, default=5, help="timed rounds (default: %(default)s)"
+        "--repeat", type=positive_int, default=5, help="timed rounds (default: %(default)s)"
     )
     p.add_argument(
         "--seed",

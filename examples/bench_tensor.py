@@ -22,12 +22,13 @@ a test: it asserts nothing about speed.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import time
 import timeit
 from collections.abc import Callable, Sequence
 from typing import Any
+
+from example_support import microseconds_per_call, positive_int
 
 from minitorch.tensor import TensorBackend, tensor
 from minitorch.tensor import backend as find_backend
@@ -94,8 +95,7 @@ def time_call(fn: Callable[[], Any], number: int, repeat: int, timer: str = "wal
     if timer not in TIMERS:
         raise ValueError(f"unknown timer {timer!r}: choose one of {', '.join(TIMERS)}")
     rounds = timeit.Timer(fn, timer=TIMERS[timer]).repeat(repeat=repeat, number=number)
-    per_call = [t / number * 1e6 for t in rounds]
-    return {"best": min(per_call), "median": statistics.median(per_call)}
+    return microseconds_per_call(rounds, number)
 
 
 def _import_torch() -> Any | None:
@@ -132,16 +132,6 @@ def run(
     }
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
-
-
 def build_parser() -> argparse.ArgumentParser:
     """Return the command-line parser of this script."""
     p = argparse.ArgumentParser(
@@ -156,8 +146,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="MiniTorch backends to time (simple, fast with mt-fast installed)",
     )
-    p.add_argument("--number", type=_positive_int, default=1000, help="calls per timed round")
-    p.add_argument("--repeat", type=_positive_int, default=5, help="timed rounds")
+    p.add_argument("--number", type=positive_int, default=1000, help="calls per timed round")
+    p.add_argument("--repeat", type=positive_int, default=5, help="timed rounds")
     p.add_argument(
         "--timer",
         choices=list(TIMERS),

@@ -24,6 +24,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from example_support import EpochReport, non_negative_int, positive_float, positive_int
+
 from minitorch.autodiff import SGD, Adam, Optimizer, Scalar, no_grad
 from minitorch.operators import Graph, Module, Parameter, datasets
 
@@ -217,7 +219,6 @@ def train(
         lr = DEFAULT_LR[optimizer]
     if not lr > 0.0:
         raise ValueError(f"lr must be positive, got {lr!r}")
-    log = print if log is None else log
 
     rng = random.Random(seed)
     data = datasets[dataset](points, seed=rng.randrange(2**32))
@@ -226,34 +227,16 @@ def train(
 
     losses: list[float] = []
     accuracies: list[float] = []
-    epoch_iter: Any = range(1, epochs + 1)
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(epoch_iter, desc=f"{dataset}", unit="epoch", leave=False)
-        epoch_iter = bar
-        log = bar.write
-
+    report = EpochReport(
+        epochs, desc=dataset, progress=progress, log=log, log_every=log_every, on_epoch=on_epoch
+    )
     start = time.perf_counter()
-    try:
-        for epoch in epoch_iter:
+    with report:
+        for epoch in report:
             loss, correct = train_epoch(model, data, opt)
             losses.append(loss)
             accuracies.append(correct / data.N)
-            if bar is not None:
-                bar.set_postfix(loss=f"{loss:.4f}", acc=f"{correct / data.N:.2f}")
-            if log_every and (epoch % log_every == 0 or epoch == epochs):
-                log(
-                    f"epoch {epoch:>5}/{epochs}  loss {loss:.4f}  "
-                    f"accuracy {correct}/{data.N} ({correct / data.N:.1%})"
-                )
-            if on_epoch is not None:
-                stats = {"epoch": epoch, "loss": loss, "accuracy": correct / data.N}
-                on_epoch({**stats, "model": model, "data": data})
-    finally:
-        if bar is not None:
-            bar.close()
+            report.report(epoch, loss, correct, data.N, model=model, data=data)
     seconds = time.perf_counter() - start
 
     with no_grad():
@@ -278,36 +261,6 @@ def train(
     }
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
-
-
-def _non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
-    if not value > 0.0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a positive finite number, got {text}")
-    return value
-
-
 def build_parser() -> argparse.ArgumentParser:
     """Return the command-line parser of this script."""
     p = argparse.ArgumentParser(
@@ -323,25 +276,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--points",
         "-n",
-        type=_positive_int,
+        type=positive_int,
         default=DEFAULTS["points"],
         help="number of training points (default: %(default)s)",
     )
     p.add_argument(
         "--hidden",
-        type=_positive_int,
+        type=positive_int,
         default=DEFAULTS["hidden"],
         help="width of each hidden layer (default: %(default)s)",
     )
     p.add_argument(
         "--lr",
-        type=_positive_float,
+        type=positive_float,
         default=None,
         help="learning rate (default: 0.5 for sgd, 0.05 for adam)",
     )
     p.add_argument(
         "--epochs",
-        type=_positive_int,
+        type=positive_int,
         default=DEFAULTS["epochs"],
         help="full-batch steps (default: %(default)s)",
     )
@@ -359,7 +312,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--log-every",
-        type=_non_negative_int,
+        type=non_negative_int,
         default=None,
         metavar="K",
         help="print loss and accuracy every K epochs and on the last "

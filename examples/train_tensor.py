@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from example_support import EpochReport, non_negative_int, positive_float, positive_int
 
 from minitorch.autodiff import SGD, Adam, Optimizer, no_grad
 from minitorch.operators import Graph, Module, Parameter, datasets
@@ -208,7 +209,6 @@ def train(
     if not lr > 0.0:
         raise ValueError(f"lr must be positive, got {lr!r}")
     be = find_backend(backend) if isinstance(backend, str) else backend
-    log = print if log is None else log
 
     rng = random.Random(seed)
     data = datasets[dataset](points, seed=rng.randrange(2**32))
@@ -220,40 +220,29 @@ def train(
 
     losses: list[float] = []
     accuracies: list[float] = []
-    epoch_iter: Any = range(1, epochs + 1)
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(epoch_iter, desc=f"{dataset} ({be.name})", unit="epoch", leave=False)
-        epoch_iter = bar
-        log = bar.write
-
+    report = EpochReport(
+        epochs,
+        desc=f"{dataset} ({be.name})",
+        progress=progress,
+        log=log,
+        log_every=log_every,
+        on_epoch=on_epoch,
+    )
     start = time.perf_counter()
-    for epoch in epoch_iter:
-        opt.zero_grad()
-        logits = model.logit(x)
-        loss = bce_loss(logits, sign)
-        loss.backward()
-        opt.step()
+    with report:
+        for epoch in report:
+            opt.zero_grad()
+            logits = model.logit(x)
+            loss = bce_loss(logits, sign)
+            loss.backward()
+            opt.step()
 
-        loss_value = loss.item()
-        correct = _correct(logits, labels)
-        losses.append(loss_value)
-        accuracies.append(correct / data.N)
-        if bar is not None:
-            bar.set_postfix(loss=f"{loss_value:.4f}", acc=f"{correct / data.N:.2f}")
-        if log_every and (epoch % log_every == 0 or epoch == epochs):
-            log(
-                f"epoch {epoch:>5}/{epochs}  loss {loss_value:.4f}  "
-                f"accuracy {correct}/{data.N} ({correct / data.N:.1%})"
-            )
-        if on_epoch is not None:
-            stats = {"epoch": epoch, "loss": loss_value, "accuracy": correct / data.N}
-            on_epoch({**stats, "model": model, "data": data})
+            loss_value = loss.item()
+            correct = _correct(logits, labels)
+            losses.append(loss_value)
+            accuracies.append(correct / data.N)
+            report.report(epoch, loss_value, correct, data.N, model=model, data=data)
     seconds = time.perf_counter() - start
-    if bar is not None:
-        bar.close()
 
     with no_grad():
         final_loss = bce_loss(model.logit(x), sign).item()
@@ -276,36 +265,6 @@ def train(
     }
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
-
-
-def _non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
-    if not value > 0.0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a positive finite number, got {text}")
-    return value
-
-
 def build_parser() -> argparse.ArgumentParser:
     """Return the command-line parser of this script."""
     p = argparse.ArgumentParser(
@@ -317,18 +276,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--points",
         "-n",
-        type=_positive_int,
+        type=positive_int,
         default=DEFAULTS["points"],
         help="number of training points",
     )
     p.add_argument(
         "--hidden",
-        type=_positive_int,
+        type=positive_int,
         default=DEFAULTS["hidden"],
         help="width of each hidden layer",
     )
-    p.add_argument("--lr", type=_positive_float, default=DEFAULTS["lr"], help="learning rate")
-    p.add_argument("--epochs", type=_positive_int, default=DEFAULTS["epochs"])
+    p.add_argument("--lr", type=positive_float, default=DEFAULTS["lr"], help="learning rate")
+    p.add_argument("--epochs", type=positive_int, default=DEFAULTS["epochs"])
     p.add_argument("--optimizer", choices=["sgd", "adam"], default=DEFAULTS["optimizer"])
     p.add_argument(
         "--seed",
@@ -343,7 +302,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--log-every",
-        type=_non_negative_int,
+        type=non_negative_int,
         default=None,
         help="print loss and accuracy every K epochs and on the last "
         "(default: about 10 lines per run; 0 prints only the summary)",

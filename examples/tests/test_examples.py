@@ -1,43 +1,29 @@
 """Fast checks that the example scripts run: a few epochs of training and a tiny benchmark.
 
-``examples/`` is not a package, so each script is loaded from its path with importlib.
+``examples/`` is not a package: ``conftest.py`` puts it on ``sys.path`` and each script
+is loaded from its path with ``example_support.load_example``.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import random
-import sys
-from pathlib import Path
 from types import ModuleType
 
 import pytest
+from example_support import load_example
 
 pytestmark = pytest.mark.task1_5
-
-EXAMPLES = Path(__file__).resolve().parent.parent
-
-
-def _load(name: str) -> ModuleType:
-    path = EXAMPLES / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"minitorch_examples_{name}", path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
 def train_scalar() -> ModuleType:
-    return _load("train_scalar")
+    return load_example("train_scalar")
 
 
 @pytest.fixture(scope="module")
 def bench_scalar() -> ModuleType:
-    return _load("bench_scalar")
+    return load_example("bench_scalar")
 
 
 RESULT_KEYS = {

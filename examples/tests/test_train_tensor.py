@@ -1,47 +1,33 @@
 """Fast checks of the tensor examples: a few epochs of training, the CLI, a tiny benchmark.
 
-``examples/`` is not a package, so each script is loaded from its path with importlib.
+``examples/`` is not a package: ``conftest.py`` puts it on ``sys.path`` and each script
+is loaded from its path with ``example_support.load_example``.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
-import importlib.util
 import math
 import random
-import sys
-from pathlib import Path
 from types import ModuleType
 
 import numpy as np
 import pytest
+from example_support import load_example
 
 from minitorch.tensor import SimpleBackend, available_backends, tensor
 
 pytestmark = pytest.mark.task2_5
 
-EXAMPLES = Path(__file__).resolve().parent.parent
-
-
-def _load(name: str) -> ModuleType:
-    path = EXAMPLES / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"minitorch_examples_{name}", path)
-    assert spec is not None, path
-    assert spec.loader is not None, path
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
 
 @pytest.fixture(scope="module")
 def train_tensor() -> ModuleType:
-    return _load("train_tensor")
+    return load_example("train_tensor")
 
 
 @pytest.fixture(scope="module")
 def bench_tensor() -> ModuleType:
-    return _load("bench_tensor")
+    return load_example("bench_tensor")
 
 
 @pytest.mark.parametrize(("optimizer", "lr"), [("sgd", 0.5), ("adam", 0.05)])

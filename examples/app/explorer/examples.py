@@ -1,8 +1,12 @@
-"""Import the example scripts of ``examples/`` (a folder of scripts, not a package)."""
+"""Import the example scripts of ``examples/`` (a folder of scripts, not a package).
+
+The loading itself is ``example_support.load_example``, next to the scripts; this module
+puts ``examples/`` on ``sys.path`` first (``streamlit run`` puts only the app's folder
+there), which is also what lets the scripts import ``example_support``.
+"""
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -19,20 +23,8 @@ def load_example(name: str) -> ModuleType:
     Raises:
         FileNotFoundError: if there is no such script.
     """
-    module_name = f"minitorch_examples_{name}"
-    if module_name in sys.modules:
-        return sys.modules[module_name]
-    path = EXAMPLES_DIR / f"{name}.py"
-    if not path.is_file():
-        raise FileNotFoundError(f"example script {path} not found")
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot import {path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        del sys.modules[module_name]
-        raise
-    return module
+    if str(EXAMPLES_DIR) not in sys.path:
+        sys.path.insert(0, str(EXAMPLES_DIR))
+    import example_support
+
+    return example_support.load_example(name)
