@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from example_support import positive_int
 
 from minitorch.autodiff import SGD, Adam, Optimizer, no_grad
 from minitorch.nn import (
@@ -288,13 +289,6 @@ def train(
     }
 
 
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
-
-
 def build_parser() -> argparse.ArgumentParser:
     """Return the command-line parser of this script."""
     p = argparse.ArgumentParser(
@@ -306,8 +300,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--data-dir", default=None, help="data folder (default: $MINITORCH_DATA or ./data)"
     )
     p.add_argument("--backend", default=DEFAULTS["backend"], choices=["fast", "cuda", "simple"])
-    p.add_argument("--epochs", type=_positive_int, default=DEFAULTS["epochs"])
-    p.add_argument("--batch-size", type=_positive_int, default=DEFAULTS["batch_size"])
+    p.add_argument("--epochs", type=positive_int, default=DEFAULTS["epochs"])
+    p.add_argument("--batch-size", type=positive_int, default=DEFAULTS["batch_size"])
     p.add_argument("--lr", type=float, default=DEFAULTS["lr"], help="learning rate")
     p.add_argument("--optimizer", choices=["adam", "sgd"], default=DEFAULTS["optimizer"])
     p.add_argument("--dropout", type=float, default=DEFAULTS["dropout"], help="dropout rate")
@@ -319,14 +313,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--train-size",
-        type=_positive_int,
+        type=positive_int,
         default=None,
         help="train on at most this many images (default: all)",
     )
     p.add_argument("--seed", type=int, default=DEFAULTS["seed"])
     p.add_argument(
         "--threads",
-        type=_positive_int,
+        type=positive_int,
         default=None,
         help="Numba threads (default: all cores; 1 can be faster on a busy machine)",
     )

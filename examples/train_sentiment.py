@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from example_support import positive_int
 
 from minitorch.autodiff import Adam, no_grad
 from minitorch.nn import (
@@ -251,13 +252,6 @@ def train(
     }
 
 
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
-
-
 def build_parser() -> argparse.ArgumentParser:
     """Return the command-line parser of this script."""
     p = argparse.ArgumentParser(
@@ -269,22 +263,22 @@ def build_parser() -> argparse.ArgumentParser:
         "--data-dir", default=None, help="data folder (default: $MINITORCH_DATA or ./data)"
     )
     p.add_argument("--backend", default=DEFAULTS["backend"], choices=["fast", "cuda", "simple"])
-    p.add_argument("--epochs", type=_positive_int, default=DEFAULTS["epochs"])
-    p.add_argument("--batch-size", type=_positive_int, default=DEFAULTS["batch_size"])
+    p.add_argument("--epochs", type=positive_int, default=DEFAULTS["epochs"])
+    p.add_argument("--batch-size", type=positive_int, default=DEFAULTS["batch_size"])
     p.add_argument("--lr", type=float, default=DEFAULTS["lr"], help="Adam's learning rate")
-    p.add_argument("--filters", type=_positive_int, default=DEFAULTS["filters"])
+    p.add_argument("--filters", type=positive_int, default=DEFAULTS["filters"])
     p.add_argument("--dropout", type=float, default=DEFAULTS["dropout"])
-    p.add_argument("--max-length", type=_positive_int, default=DEFAULTS["max_length"])
+    p.add_argument("--max-length", type=positive_int, default=DEFAULTS["max_length"])
     p.add_argument(
         "--train-size",
-        type=_positive_int,
+        type=positive_int,
         default=None,
         help="train on this many phrases (default: all 67,349)",
     )
     p.add_argument("--seed", type=int, default=DEFAULTS["seed"])
     p.add_argument(
         "--threads",
-        type=_positive_int,
+        type=positive_int,
         default=None,
         help="Numba threads (default: all cores; 1 can be faster on a busy machine)",
     )

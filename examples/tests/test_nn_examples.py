@@ -10,12 +10,12 @@ from __future__ import annotations
 import gzip
 import importlib.util
 import struct
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import numpy as np
 import pytest
+from example_support import load_example
 
 pytest.importorskip("minitorch.nn", reason="mt-nn is not installed")
 pytestmark = pytest.mark.task4_5
@@ -24,14 +24,7 @@ EXAMPLES = Path(__file__).resolve().parent.parent
 
 
 def _load(name: str) -> ModuleType:
-    path = EXAMPLES / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"minitorch_examples_{name}", path)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_example(name)  # examples/ is on sys.path (examples/tests/conftest.py)
 
 
 @pytest.fixture(scope="module")
