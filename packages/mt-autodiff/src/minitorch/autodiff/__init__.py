@@ -8,6 +8,7 @@ nothing about Scalars; ``Scalar`` and ``ScalarFunction`` are its first user and 
 from .__about__ import __version__
 from .core import (
     Context,
+    GraphNode,
     Variable,
     backpropagate,
     central_difference,
@@ -41,6 +42,7 @@ __all__ = [
     "Add",
     "Context",
     "Exp",
+    "GraphNode",
     "Inv",
     "Log",
     "Mul",

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 __all__ = [
     "Context",
+    "GraphNode",
     "Variable",
     "backpropagate",
     "central_difference",
@@ -104,6 +105,60 @@ class Context:
     def saved_tensors(self) -> tuple[Any, ...]:
         """PyTorch's name for ``saved_values``."""
         return self.saved_values
+
+
+class GraphNode:
+    """The ``Variable`` protocol for values that record a ``history``.
+
+    A subclass (``Scalar``, ``Tensor``) keeps in ``history`` either None (a constant) or an
+    object with ``last_fn`` (None for a leaf), ``ctx`` and ``inputs``; ``last_fn._backward``
+    returns one derivative per input. The subclass adds ``chain_rule`` (what to do with
+    each input's derivative) and ``accumulate_derivative``.
+    """
+
+    __slots__ = ()
+    history: Any
+
+    @property
+    def unique_id(self) -> int:
+        """Identity of this value (``id``), unique among live objects."""
+        return id(self)
+
+    def is_leaf(self) -> bool:
+        """True for a value created by the user that wants a derivative."""
+        return self.history is not None and self.history.last_fn is None
+
+    def is_constant(self) -> bool:
+        """True for a value with no history: it gets no derivative."""
+        return self.history is None
+
+    @property
+    def requires_grad(self) -> bool:
+        """True if derivatives flow to or through this value."""
+        return self.history is not None
+
+    @property
+    def parents(self) -> Sequence[Any]:
+        """The inputs of the function that made this value."""
+        return () if self.history is None else self.history.inputs
+
+    def _input_derivatives(self, d_output: Any) -> list[tuple[Any, Any]]:
+        """Return ``(input, d_input)`` for each non-constant input of this value's function.
+
+        Raises:
+            RuntimeError: if the backward returns a different number of derivatives than
+                the function had inputs.
+        """
+        h = self.history
+        if h is None or h.last_fn is None or h.ctx is None:
+            return []
+        grads = h.last_fn._backward(h.ctx, d_output)
+        if len(grads) != len(h.inputs):
+            raise RuntimeError(
+                f"{h.last_fn.__name__}.backward returned {len(grads)} derivative(s) "
+                f"for {len(h.inputs)} input(s)"
+            )
+        return [(x, d) for x, d in zip(h.inputs, grads, strict=True) if not x.is_constant()]
 
 
 _state = threading.local()

@@ -10,7 +10,7 @@ from typing import TypeAlias
 
 from minitorch import operators
 
-from .core import Context, backpropagate, central_difference, is_grad_enabled
+from .core import Context, GraphNode, backpropagate, central_difference, is_grad_enabled
 
 __all__ = [
     "EQ",
@@ -81,7 +81,7 @@ class ScalarFunction:
         return Scalar(out, history, requires_grad=need_grad)
 
 
-class Scalar:
+class Scalar(GraphNode):
     """A float in a computation graph, with a derivative after ``backward()``.
 
     ``Scalar(2.0)`` is a leaf that wants a derivative (like a tensor created with
@@ -115,37 +115,10 @@ class Scalar:
         self.derivative: float | None = None
         self.name: str | None = name
 
-    # The Variable protocol.
-    @property
-    def unique_id(self) -> int:
-        """Identity of this Scalar (``id``), unique among live objects."""
-        return id(self)
-
-    def is_leaf(self) -> bool:
-        """True if the user created this Scalar and it wants a derivative."""
-        return self.history is not None and self.history.last_fn is None
-
-    def is_constant(self) -> bool:
-        """True if this Scalar has no history (it gets no derivative)."""
-        return self.history is None
-
-    @property
-    def parents(self) -> Sequence[Scalar]:
-        """The inputs of the function that made this Scalar."""
-        return () if self.history is None else self.history.inputs
-
+    # The Variable protocol: unique_id, is_leaf, is_constant, parents come from GraphNode.
     def chain_rule(self, d_output: float) -> Iterable[tuple[Scalar, float]]:
         """Return ``(input, d_input)`` for the non-constant inputs of this Scalar's function."""
-        h = self.history
-        if h is None or h.last_fn is None or h.ctx is None:
-            return []
-        grads = h.last_fn._backward(h.ctx, d_output)
-        if len(grads) != len(h.inputs):
-            raise RuntimeError(
-                f"{h.last_fn.__name__}.backward returned {len(grads)} derivative(s) "
-                f"for {len(h.inputs)} input(s)"
-            )
-        return [(x, float(d)) for x, d in zip(h.inputs, grads, strict=True) if not x.is_constant()]
+        return [(x, float(d)) for x, d in self._input_derivatives(d_output)]
 
     def accumulate_derivative(self, x: float) -> None:
         """Add ``x`` to the derivative of this leaf."""
@@ -161,11 +134,6 @@ class Scalar:
         else:
             self.history = None
         return self
-
-    @property
-    def requires_grad(self) -> bool:
-        """True unless this Scalar is a constant."""
-        return self.history is not None
 
     def backward(self, d_output: float = 1.0) -> None:
         """Backpropagate from this Scalar, filling ``derivative`` on the leaves.

@@ -19,7 +19,7 @@ from typing import Any, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
-from minitorch.autodiff import Context, backpropagate, is_grad_enabled, no_grad
+from minitorch.autodiff import Context, GraphNode, backpropagate, is_grad_enabled, no_grad
 
 from .tensor_data import (
     IndexingError,
@@ -74,7 +74,7 @@ class History:
     inputs: Sequence[Tensor] = field(default_factory=tuple)
 
 
-class Tensor:
+class Tensor(GraphNode):
     """An n-dimensional array of float64 on a backend, with reverse-mode autodiff.
 
     Create tensors with ``minitorch.tensor.tensor``, ``zeros``, ``ones``, ``rand`` or
@@ -173,11 +173,6 @@ class Tensor:
         """The number of dimensions."""
         return self._tensor.dims
 
-    @property
-    def requires_grad(self) -> bool:
-        """True if gradients flow to or through this tensor."""
-        return self.history is not None
-
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Make this tensor a leaf that accumulates a gradient (or a constant); return self."""
         if requires_grad:
@@ -196,40 +191,10 @@ class Tensor:
         return Tensor(self._tensor, backend=self.backend)
 
     # ------------------------------------------------------------------ the Variable protocol
-    @property
-    def unique_id(self) -> int:
-        """Identity of this tensor (``id``), unique among live objects."""
-        return id(self)
-
-    def is_leaf(self) -> bool:
-        """True for a tensor created by the user that wants a gradient."""
-        return self.history is not None and self.history.last_fn is None
-
-    def is_constant(self) -> bool:
-        """True if this tensor has no history (it gets no gradient)."""
-        return self.history is None
-
-    @property
-    def parents(self) -> Sequence[Tensor]:
-        """The tensor inputs of the function that made this tensor."""
-        return () if self.history is None else self.history.inputs
-
+    # unique_id, is_leaf, is_constant, parents and requires_grad come from GraphNode.
     def chain_rule(self, d_output: Tensor) -> Iterable[builtins.tuple[Tensor, Tensor]]:
         """Return ``(input, gradient)`` for each non-constant input, summed to its shape."""
-        h = self.history
-        if h is None or h.last_fn is None or h.ctx is None:
-            return []
-        grads = h.last_fn._backward(h.ctx, d_output)
-        if len(grads) != len(h.inputs):
-            raise RuntimeError(
-                f"{h.last_fn.__name__}.backward returned {len(grads)} gradient(s) "
-                f"for {len(h.inputs)} tensor input(s)"
-            )
-        return [
-            (x, x._reduce_to_shape(g))
-            for x, g in zip(h.inputs, grads, strict=True)
-            if not x.is_constant()
-        ]
+        return [(x, x._reduce_to_shape(g)) for x, g in self._input_derivatives(d_output)]
 
     def accumulate_derivative(self, x: Tensor) -> None:
         """Add ``x`` to this leaf's ``grad``."""
