@@ -74,7 +74,11 @@ class DependencyAwareLocator(caching._CacheLocator):
 
 
 def install(kernel_module_file: str, dependencies: Iterable[ModuleType]) -> None:
-    """Route caching of functions in ``kernel_module_file`` through the locator above."""
+    """Key the on-disk cache of kernels in ``kernel_module_file`` on ``dependencies`` too.
+
+    Call it at import of a kernel module, before its kernels compile:
+    ``cache_kernels_of(__file__, [minitorch.operators.scalar, ...])``.
+    """
     _DEPENDENCY_HASHES[os.path.abspath(kernel_module_file)] = _hash_sources(dependencies)
     if DependencyAwareLocator not in caching.CacheImpl._locator_classes:
         caching.CacheImpl._locator_classes.insert(0, DependencyAwareLocator)

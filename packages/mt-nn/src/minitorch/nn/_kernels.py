@@ -33,19 +33,17 @@ import numpy as np
 from numba import njit, prange
 from numba.extending import register_jitable
 
-from minitorch.fast import _cache
-from minitorch.fast import kernels as _fast_kernels
+from minitorch.fast import cache_kernels_of, run_kernel
 from minitorch.operators import scalar as _scalar_ops
 from minitorch.tensor import tensor_data as _tensor_data
 
 __all__ = ["CHUNK", "conv_forward", "conv_weight_grad", "run"]
 
-# The same dependency list as mt-fast's kernels: the locator's dependency hash is one value
-# for the process, so keeping it identical leaves mt-fast's kernels' cache stamps as they are.
-# These kernels inline nothing from other files; their own source is Numba's usual stamp.
-_cache.install(__file__, [_scalar_ops, _tensor_data])
+# These kernels inline nothing from other files today; keying their cache on the operators
+# and index helpers too is a cheap guard for when they do.
+cache_kernels_of(__file__, [_scalar_ops, _tensor_data])
 
-run = _fast_kernels.run
+run = run_kernel
 """``run(kernel, work, *args)``: mt-fast's launcher (one thread for small work)."""
 
 
