@@ -244,12 +244,16 @@ def make_reduce(fn: Callable[[float, float], float]) -> Callable[..., None]:
                 j = index_to_position(index, a_strides)
                 p = t * row
                 if a_step == 1:
+                    # Slices first: indexing ``x[c]`` with a range index skips Numba's
+                    # negative-index check, which would keep the loop from vectorising.
+                    mine = partial[p : p + row]
+                    first = a[j + k0 * step : j + k0 * step + row]
                     for c in range(row):
-                        partial[p + c] = a[j + k0 * step + c]
+                        mine[c] = first[c]
                     for k in range(k0 + 1, k1):
-                        base = j + k * step
+                        src = a[j + k * step : j + k * step + row]
                         for c in range(row):
-                            partial[p + c] = fn(partial[p + c], a[base + c])
+                            mine[c] = fn(mine[c], src[c])
                 else:
                     for c in range(row):
                         partial[p + c] = a[j + k0 * step + c * a_step]
@@ -264,8 +268,9 @@ def make_reduce(fn: Callable[[float, float], float]) -> Callable[..., None]:
                 acc = np.full(row, start, np.float64)
                 for b in range(blocks):
                     p = (r * blocks + b) * row
+                    part = partial[p : p + row]
                     for c in range(row):
-                        acc[c] = fn(acc[c], partial[p + c])
+                        acc[c] = fn(acc[c], part[c])
                 for c in range(row):
                     out[o + c * out_step] = acc[c]
 
