@@ -314,13 +314,24 @@ def matmul(out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_str
         for k0 in range(0, inner, _TILE_K):
             kk = min(_TILE_K, inner - k0)
             a_base = n * a_batch + i0 * a_row + k0 * a_col
+            # Pack through row slices: a unit-stride row is one slice copy, and indexing a
+            # slice with a range variable skips Numba's negative-index check, which costs
+            # more than the copy itself when done per element.
             for i in range(mi):
-                for k in range(kk):
-                    a_pack[i, k] = a[a_base + i * a_row + k * a_col]
+                row_a = a[a_base + i * a_row :]
+                if a_col == 1:
+                    a_pack[i, :kk] = row_a[:kk]
+                else:
+                    for k in range(kk):
+                        a_pack[i, k] = row_a[k * a_col]
             b_base = n * b_batch + k0 * b_row + j0 * b_col
             for k in range(kk):
-                for j in range(nj):
-                    b_pack[k, j] = b[b_base + k * b_row + j * b_col]
+                row_b = b[b_base + k * b_row :]
+                if b_col == 1:
+                    b_pack[k, :nj] = row_b[:nj]
+                else:
+                    for j in range(nj):
+                        b_pack[k, j] = row_b[j * b_col]
             for i in range(mi):
                 for k in range(kk):
                     aik = a_pack[i, k]
