@@ -167,9 +167,15 @@ class _ConvFun(Function):
     op_name = "conv2d"
 
     @classmethod
-    def _conv_forward(
-        cls, ctx: Context, input: Tensor, weight: Tensor, bias: Tensor | None, reverse: bool
+    def forward(
+        cls,
+        ctx: Context,
+        input: Tensor,
+        weight: Tensor,
+        bias: Tensor | None = None,
+        reverse: bool = False,
     ) -> Tensor:
+        """Convolve, anchored at the start (the end if ``reverse``), zero past the edge."""
         sizes = _check(cls.op_name, input, weight, cls.dims)
         if bias is not None and (not isinstance(bias, Tensor) or bias.size != weight.shape[0]):
             raise ValueError(
@@ -181,7 +187,8 @@ class _ConvFun(Function):
         return _forward(input, weight, bias, sizes, reverse, shape)
 
     @classmethod
-    def _conv_backward(cls, ctx: Context, grad_output: Tensor) -> tuple[Tensor, ...]:
+    def backward(cls, ctx: Context, grad_output: Tensor) -> tuple[Tensor, ...]:
+        """Gradients for the input, the weight and (if given) the bias."""
         input, weight, bias, sizes, reverse, input_needs_grad = ctx.saved_values
         grad_weight = _weight_grad(grad_output, input, sizes, reverse, weight.shape)
         if input_needs_grad:
@@ -202,44 +209,12 @@ class Conv1dFun(_ConvFun):
     dims = 1
     op_name = "conv1d"
 
-    @staticmethod
-    def forward(
-        ctx: Context,
-        input: Tensor,
-        weight: Tensor,
-        bias: Tensor | None = None,
-        reverse: bool = False,
-    ) -> Tensor:
-        """Convolve, anchored at the left (right if ``reverse``), zero past the edge."""
-        return Conv1dFun._conv_forward(ctx, input, weight, bias, reverse)
-
-    @staticmethod
-    def backward(ctx: Context, grad_output: Tensor) -> tuple[Tensor, ...]:
-        """Gradients for the input, the weight and (if given) the bias."""
-        return Conv1dFun._conv_backward(ctx, grad_output)
-
 
 class Conv2dFun(_ConvFun):
     """2-D convolution: ``(batch, in, h, w)`` by ``(out, in, kh, kw)`` is ``(batch, out, h, w)``."""
 
     dims = 2
     op_name = "conv2d"
-
-    @staticmethod
-    def forward(
-        ctx: Context,
-        input: Tensor,
-        weight: Tensor,
-        bias: Tensor | None = None,
-        reverse: bool = False,
-    ) -> Tensor:
-        """Convolve, anchored at the top left (bottom right if ``reverse``), zero past the edge."""
-        return Conv2dFun._conv_forward(ctx, input, weight, bias, reverse)
-
-    @staticmethod
-    def backward(ctx: Context, grad_output: Tensor) -> tuple[Tensor, ...]:
-        """Gradients for the input, the weight and (if given) the bias."""
-        return Conv2dFun._conv_backward(ctx, grad_output)
 
 
 def conv1d(
