@@ -71,6 +71,32 @@ def positive_float(text: str) -> float:
 # --- timing -----------------------------------------------------------------------------
 
 
+def backend_from_args(
+    parser: argparse.ArgumentParser, name: str, threads: int | None = None
+) -> Any:
+    """Return the backend named by ``--backend`` and apply ``--threads``.
+
+    A backend that is not installed, or ``cuda`` without a GPU or the simulator, becomes an
+    argparse error (exit status 2) that says why.
+    """
+    from minitorch.tensor import backend
+
+    try:
+        found = backend(name)
+        if found.cuda:
+            from minitorch.cuda import is_available
+
+            if not is_available():
+                parser.error(f"--backend {name}: no CUDA GPU found (and the simulator is off)")
+    except (LookupError, ImportError) as exc:
+        parser.error(f"--backend {name}: {exc}")
+    if threads is not None:
+        import numba
+
+        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    return found
+
+
 def best_time(fn: Callable[[], Any], repeat: int, sync: Callable[[], None] | None = None) -> float:
     """Return the best wall time of ``repeat`` calls of ``fn``, after one warm-up call.
 

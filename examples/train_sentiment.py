@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from example_support import positive_int
+from example_support import backend_from_args, positive_int
 
 from minitorch.autodiff import Adam, no_grad
 from minitorch.nn import (
@@ -294,14 +294,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     """
     parser = build_parser()
     args = parser.parse_args(argv)
-    try:
-        be = find_backend(args.backend)
-    except (LookupError, ImportError) as exc:
-        parser.error(f"--backend {args.backend}: {exc}")
-    if args.threads is not None:
-        import numba
-
-        numba.set_num_threads(min(args.threads, numba.config.NUMBA_NUM_THREADS))
+    be = backend_from_args(parser, args.backend, args.threads)
     print(
         f"SST-2: backend={be.name} epochs={args.epochs} batch={args.batch_size} lr={args.lr} "
         f"filters={args.filters} dropout={args.dropout} seed={args.seed}"
