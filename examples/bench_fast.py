@@ -6,6 +6,7 @@ time over NumPy's (lower is better; 1.0 is parity). Matmul rows report GFLOP/s.
 
     hatch run bench:fast            # the full table
     hatch run bench:fast --quick    # smaller sizes, for a smoke test
+    hatch run bench:fast --only matmul --repeat 15   # one section
 """
 
 from __future__ import annotations
@@ -247,24 +248,38 @@ def format_table(rows: Sequence[Row]) -> str:
     return "\n".join(lines)
 
 
+SECTIONS = ("elementwise", "sum", "matmul", "mlp")
+"""The table's sections, in order (``--only`` picks some)."""
+
+
 def main(argv: Sequence[str] | None = None) -> str:
     """Run the benchmark and print the table; return it."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7, help="timed repeats per row")
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
     parser.add_argument("--no-torch", action="store_true", help="skip the PyTorch column")
+    parser.add_argument(
+        "--only",
+        choices=SECTIONS,
+        action="append",
+        help="measure only this section (repeatable; default: all)",
+    )
     args = parser.parse_args(argv)
+    only = set(args.only or SECTIONS)
     torch = None if args.no_torch else _torch()
     if args.quick:
         sizes, sides, mats = [10_000], [100], [32, 64]
     else:
         sizes, sides, mats = [1_000_000, 10_000_000], [1000, 4096], [64, 256, 512, 1024]
-    rows = (
-        elementwise_rows(sizes, args.repeat, torch)
-        + reduce_rows(sides, args.repeat, torch)
-        + matmul_rows(mats, args.repeat, torch)
-        + [mlp_step_row(args.repeat, torch)]
-    )
+    rows = []
+    if "elementwise" in only:
+        rows += elementwise_rows(sizes, args.repeat, torch)
+    if "sum" in only:
+        rows += reduce_rows(sides, args.repeat, torch)
+    if "matmul" in only:
+        rows += matmul_rows(mats, args.repeat, torch)
+    if "mlp" in only:
+        rows.append(mlp_step_row(args.repeat, torch))
     table = format_table(rows)
     print(table)
     if torch is None:

@@ -106,7 +106,7 @@ def test_parallel_reduction_is_deterministic() -> None:
 @pytest.mark.parametrize(
     ("shape_a", "shape_b"),
     [
-        ((130, 150), (150, 270)),  # crosses every tile edge (64, 256, 128)
+        ((130, 600), (600, 270)),  # crosses every tile edge (64, 128, 512), not a multiple of 4
         ((1, 300), (300, 1)),  # 1xN @ Nx1
         ((300, 1), (1, 300)),  # Nx1 @ 1xN
         ((3, 70, 90), (3, 90, 80)),  # batched
@@ -124,6 +124,53 @@ def test_matmul_transposed_views_are_not_copied() -> None:
     a, b = big(150, 130), big(270, 150)
     ta, tb = fast(a).permute(1, 0), fast(b).permute(1, 0)
     np.testing.assert_allclose((ta @ tb).to_numpy(), a.T @ b.T, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.task3_2
+@pytest.mark.parametrize("transpose", ["a", "b", "both"])
+def test_matmul_packed_operand_broadcast_over_a_batch(transpose: str) -> None:
+    # A transposed operand is packed; packed or not, a batch of 1 must broadcast.
+    a, b = big(3, 67, 90), big(90, 131)
+    ta = fast(a.transpose(0, 2, 1)).permute(0, 2, 1) if transpose != "b" else fast(a)
+    tb = fast(b.T).permute(1, 0) if transpose != "a" else fast(b)
+    np.testing.assert_allclose((ta @ tb).to_numpy(), a @ b, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(
+        (tb.permute(1, 0) @ ta.permute(0, 2, 1)).to_numpy(),
+        b.T @ a.transpose(0, 2, 1),
+        rtol=1e-9,
+        atol=1e-9,
+    )
+
+
+@pytest.mark.task3_2
+def test_matmul_empty_inner_dimension_gives_zeros() -> None:
+    out = fast(np.ones((70, 0))) @ fast(np.ones((0, 140)))
+    np.testing.assert_array_equal(out.to_numpy(), np.zeros((70, 140)))
+
+
+@pytest.mark.task3_2
+def test_matmul_propagates_nan_and_inf_like_numpy() -> None:
+    # The kernel reorders sums for speed but must not assume finite inputs.
+    a, b = big(70, 90), big(90, 140)
+    a[3, 5] = np.nan
+    a[10, 7] = np.inf
+    b[7, :] = 0.0  # inf * 0 is NaN
+    b[2, 11] = -np.inf
+    got = (fast(a) @ fast(b)).to_numpy()
+    with np.errstate(invalid="ignore"):
+        expected = a @ b
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(expected))
+    np.testing.assert_array_equal(np.isinf(got), np.isinf(expected))
+    finite = np.isfinite(expected)
+    np.testing.assert_allclose(got[finite], expected[finite], rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.task3_2
+def test_matmul_is_deterministic() -> None:
+    a, b = fast(big(300, 700)), fast(big(700, 200))
+    first = (a @ b).to_numpy().copy()
+    for _ in range(10):
+        np.testing.assert_array_equal((a @ b).to_numpy(), first)
 
 
 @pytest.mark.task3_2

@@ -278,69 +278,196 @@ def make_reduce(fn: Callable[[float, float], float]) -> Callable[..., None]:
     return kernel  # type: ignore[no-any-return]
 
 
-# Matrix multiply: tiles of the output are independent parallel tasks. Each task copies
-# ("packs") the blocks of A and B it needs into contiguous buffers, whatever the input
-# strides (so transposed views in the backward pass cost nothing extra), and accumulates
-# into a local tile with an i-k-j loop whose innermost step is one multiply-add over
-# contiguous memory, which LLVM vectorises.
+# Matrix multiply. Each output element is a dot product over k, so both operands are used
+# "k-major": rows of A and columns of B (rows of B transposed) with unit stride along k.
+# Views that already are (a row-major A, a transposed B as in the backward pass) are read
+# in place; anything else is packed once, in parallel, into a k-major buffer. Tiles of the
+# output are then independent parallel tasks; within a tile a 4 x 4 register block keeps
+# sixteen running dot products in vector registers (see ``_dot_4x4``), so each step of the
+# inner loop does sixteen multiply-adds for eight loads.
 _TILE_M = 64
-_TILE_N = 256
-_TILE_K = 128
+_TILE_N = 128
+_TILE_K = 512
+_PACK_BLOCK = 8
+_FAST = {"reassoc", "contract", "nsz"}  # reorder sums (to vectorise), keep NaN/inf semantics
 
 
-@njit(parallel=True, fastmath=True, cache=True)
-def matmul(out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides):  # type: ignore[no-untyped-def]
-    """``out[n] = a[n or 0] @ b[n or 0]`` over 3-D strided operands (batch size 1 broadcasts)."""
-    batches = out_shape[0]
-    rows = out_shape[1]
-    cols = out_shape[2]
-    inner = a_shape[2]
-    a_batch = a_strides[0] if a_shape[0] > 1 else 0
-    b_batch = b_strides[0] if b_shape[0] > 1 else 0
-    a_row, a_col = a_strides[1], a_strides[2]
-    b_row, b_col = b_strides[1], b_strides[2]
+@njit(parallel=True, cache=True)
+def _pack_k_major(dst, src, batches, count, inner, batch_stride, row_stride, k_stride):  # type: ignore[no-untyped-def]
+    """``dst[(n * count + r) * inner + k] = src[n * batch_stride + r * row_stride + k * k_stride]``.
+
+    Tasks take eight rows at a time and walk k, so a transposed source is read one cache
+    line (eight neighbouring rows) per step instead of one element per line.
+    """
+    blocks = (count + _PACK_BLOCK - 1) // _PACK_BLOCK
+    for t in prange(batches * blocks):
+        n = t // blocks
+        r0 = (t % blocks) * _PACK_BLOCK
+        r1 = min(count, r0 + _PACK_BLOCK)
+        first = (n * count + r0) * inner
+        for k in range(inner):
+            line = src[n * batch_stride + r0 * row_stride + k * k_stride :]
+            for r in range(r1 - r0):
+                dst[first + r * inner + k] = line[r * row_stride]
+
+
+@register_jitable
+def _dot_4x4(acc, i, j, a0, a1, a2, a3, b0, b1, b2, b3):  # type: ignore[no-untyped-def]
+    """Add the 16 dot products of rows ``a0..a3`` with ``b0..b3`` to ``acc[i:i+4, j:j+4]``.
+
+    Sixteen independent sums over unit-stride rows: LLVM vectorises the loop over k and
+    keeps every sum in a vector register, which needs the caller compiled with ``_FAST``
+    (summing in vector lanes reorders the additions).
+    """
+    c00 = c01 = c02 = c03 = c10 = c11 = c12 = c13 = 0.0
+    c20 = c21 = c22 = c23 = c30 = c31 = c32 = c33 = 0.0
+    for k in range(len(a0)):
+        x0, x1, x2, x3 = a0[k], a1[k], a2[k], a3[k]
+        y0, y1, y2, y3 = b0[k], b1[k], b2[k], b3[k]
+        c00 += x0 * y0
+        c01 += x0 * y1
+        c02 += x0 * y2
+        c03 += x0 * y3
+        c10 += x1 * y0
+        c11 += x1 * y1
+        c12 += x1 * y2
+        c13 += x1 * y3
+        c20 += x2 * y0
+        c21 += x2 * y1
+        c22 += x2 * y2
+        c23 += x2 * y3
+        c30 += x3 * y0
+        c31 += x3 * y1
+        c32 += x3 * y2
+        c33 += x3 * y3
+    acc[i, j] += c00
+    acc[i, j + 1] += c01
+    acc[i, j + 2] += c02
+    acc[i, j + 3] += c03
+    acc[i + 1, j] += c10
+    acc[i + 1, j + 1] += c11
+    acc[i + 1, j + 2] += c12
+    acc[i + 1, j + 3] += c13
+    acc[i + 2, j] += c20
+    acc[i + 2, j + 1] += c21
+    acc[i + 2, j + 2] += c22
+    acc[i + 2, j + 3] += c23
+    acc[i + 3, j] += c30
+    acc[i + 3, j + 1] += c31
+    acc[i + 3, j + 2] += c32
+    acc[i + 3, j + 3] += c33
+
+
+@register_jitable
+def _k_row(x, base, stride, r, count, k0, k1, zeros):  # type: ignore[no-untyped-def]
+    """Row ``r`` of a k-major operand, ``[k0, k1)``; rows past ``count`` read as zeros."""
+    if r >= count:
+        return zeros[: k1 - k0]
+    start = base + r * stride
+    return x[start + k0 : start + k1]
+
+
+@njit(parallel=True, fastmath=_FAST, cache=True)
+def _matmul_tiles(out, out_shape, out_strides, a, a_batch, a_row, b, b_batch, b_row, inner):  # type: ignore[no-untyped-def]
+    """``out[n] = A[n] @ B[n]`` from k-major operands (unit stride along k).
+
+    Row ``i`` of ``A[n]`` starts at ``n * a_batch + i * a_row`` in ``a``, column ``j`` of
+    ``B[n]`` at ``n * b_batch + j * b_row`` in ``b``.
+    """
+    batches, rows, cols = out_shape[0], out_shape[1], out_shape[2]
     o_batch, o_row, o_col = out_strides[0], out_strides[1], out_strides[2]
     tiles_m = (rows + _TILE_M - 1) // _TILE_M
     tiles_n = (cols + _TILE_N - 1) // _TILE_N
+    zeros = np.zeros(min(inner, _TILE_K), np.float64)
     for t in prange(batches * tiles_m * tiles_n):
         n = t // (tiles_m * tiles_n)
         i0 = ((t // tiles_n) % tiles_m) * _TILE_M
         j0 = (t % tiles_n) * _TILE_N
         mi = min(_TILE_M, rows - i0)
         nj = min(_TILE_N, cols - j0)
+        a_base = n * a_batch + i0 * a_row
+        b_base = n * b_batch + j0 * b_row
         acc = np.zeros((_TILE_M, _TILE_N), np.float64)
-        a_pack = np.empty((_TILE_M, _TILE_K), np.float64)
-        b_pack = np.empty((_TILE_K, _TILE_N), np.float64)
         for k0 in range(0, inner, _TILE_K):
-            kk = min(_TILE_K, inner - k0)
-            a_base = n * a_batch + i0 * a_row + k0 * a_col
-            # Pack through row slices: a unit-stride row is one slice copy, and indexing a
-            # slice with a range variable skips Numba's negative-index check, which costs
-            # more than the copy itself when done per element.
-            for i in range(mi):
-                row_a = a[a_base + i * a_row :]
-                if a_col == 1:
-                    a_pack[i, :kk] = row_a[:kk]
-                else:
-                    for k in range(kk):
-                        a_pack[i, k] = row_a[k * a_col]
-            b_base = n * b_batch + k0 * b_row + j0 * b_col
-            for k in range(kk):
-                row_b = b[b_base + k * b_row :]
-                if b_col == 1:
-                    b_pack[k, :nj] = row_b[:nj]
-                else:
-                    for j in range(nj):
-                        b_pack[k, j] = row_b[j * b_col]
-            for i in range(mi):
-                for k in range(kk):
-                    aik = a_pack[i, k]
-                    for j in range(nj):
-                        acc[i, j] += aik * b_pack[k, j]
+            k1 = min(inner, k0 + _TILE_K)
+            for i in range(0, mi, 4):
+                a0 = _k_row(a, a_base, a_row, i, mi, k0, k1, zeros)
+                a1 = _k_row(a, a_base, a_row, i + 1, mi, k0, k1, zeros)
+                a2 = _k_row(a, a_base, a_row, i + 2, mi, k0, k1, zeros)
+                a3 = _k_row(a, a_base, a_row, i + 3, mi, k0, k1, zeros)
+                for j in range(0, nj, 4):
+                    b0 = _k_row(b, b_base, b_row, j, nj, k0, k1, zeros)
+                    b1 = _k_row(b, b_base, b_row, j + 1, nj, k0, k1, zeros)
+                    b2 = _k_row(b, b_base, b_row, j + 2, nj, k0, k1, zeros)
+                    b3 = _k_row(b, b_base, b_row, j + 3, nj, k0, k1, zeros)
+                    _dot_4x4(acc, i, j, a0, a1, a2, a3, b0, b1, b2, b3)
         o_base = n * o_batch + i0 * o_row + j0 * o_col
         for i in range(mi):
             for j in range(nj):
                 out[o_base + i * o_row + j * o_col] = acc[i, j]
 
 
-KERNELS["matmul"] = matmul
+def _k_major(
+    x: Any, batches: int, count: int, inner: int, strides: tuple[int, int, int]
+) -> tuple[Any, int, int]:
+    """Return ``(storage, batch_stride, row_stride)`` of ``x`` with unit stride along k.
+
+    ``strides`` are the batch, row and k strides of ``x`` viewed as ``batches`` stacks of
+    ``count`` rows of length ``inner``; when the k stride is not 1 the rows are packed.
+    """
+    batch_stride, row_stride, k_stride = strides
+    if batches == 1:
+        batch_stride = 0
+    if k_stride == 1 or inner == 1:
+        return x, batch_stride, row_stride
+    packed = np.empty(batches * count * inner, np.float64)
+    run(
+        _pack_k_major,
+        len(packed),
+        packed,
+        x,
+        batches,
+        count,
+        inner,
+        batch_stride,
+        row_stride,
+        k_stride,
+    )
+    return packed, (count * inner if batches > 1 else 0), inner
+
+
+def matmul(
+    out: Any,
+    out_shape: Any,
+    out_strides: Any,
+    a: Any,
+    a_shape: Any,
+    a_strides: Any,
+    b: Any,
+    b_shape: Any,
+    b_strides: Any,
+) -> None:
+    """``out[n] = a[n or 0] @ b[n or 0]`` over 3-D strided operands (batch size 1 broadcasts).
+
+    Packs an operand only when it is not k-major already, then runs the tiled kernel, on
+    one thread when the product is small (see ``run``).
+    """
+    batches, rows, cols, inner = (int(d) for d in (*out_shape, a_shape[2]))
+    a_k, a_batch, a_row = _k_major(
+        a, int(a_shape[0]), rows, inner, (a_strides[0], a_strides[1], a_strides[2])
+    )
+    # Columns of b are the rows of its transpose: column j starts at j * b_strides[2].
+    b_k, b_batch, b_row = _k_major(
+        b, int(b_shape[0]), cols, inner, (b_strides[0], b_strides[2], b_strides[1])
+    )
+    tasks = batches * -(-rows // _TILE_M) * -(-cols // _TILE_N)
+    work = batches * rows * cols * inner // 8 if tasks > 1 else 0
+    run(
+        _matmul_tiles,
+        work,
+        *(out, out_shape, out_strides, a_k, a_batch, a_row, b_k, b_batch, b_row, inner),
+    )
+
+
+KERNELS["matmul"] = _matmul_tiles
+KERNELS["matmul.pack"] = _pack_k_major
