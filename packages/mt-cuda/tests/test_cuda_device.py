@@ -149,6 +149,9 @@ def test_storage_is_device_memory() -> None:
         CudaOps.storage_to_numpy(CudaOps.storage_from_numpy(np.array([7.0]))), [7.0]
     )
     assert len(CudaOps.storage_zeros(0)) == 0
+    assert CudaOps.is_storage(CudaOps.storage_empty(4))
+    assert len(CudaOps.storage_empty(4)) == 4
+    assert len(CudaOps.storage_empty(0)) == 0
     with pytest.raises(TypeError, match="does not belong to backend cuda"):
         Tensor(TensorData(np.zeros(3), (3,)), backend=CudaBackend)
     # Element access works on device storage (each one a one-element copy).

@@ -30,6 +30,11 @@ class CudaOps(TensorOps):
         return device.zeros(size)
 
     @staticmethod
+    def storage_empty(size: int) -> device.DeviceArray:
+        """Allocate ``size`` floats on the device for a kernel to fill (no fill kernel)."""
+        return device.empty(size)
+
+    @staticmethod
     def storage_from_numpy(array: npt.NDArray[np.float64]) -> device.DeviceArray:
         """Copy a flat host array to the device (a one-element constant is not copied)."""
         return device.from_host(array)

@@ -24,6 +24,7 @@ from . import launch
 
 __all__ = [
     "DeviceArray",
+    "empty",
     "from_host",
     "full",
     "is_available",
@@ -116,6 +117,12 @@ def full(size: int, value: float) -> DeviceArray:
         blocks, threads = launch.elementwise(size)
         _fill[blocks, threads](out, float(value))
     return out
+
+
+def empty(size: int) -> DeviceArray:
+    """Allocate ``size`` uninitialised floats on the device (for a kernel to overwrite)."""
+    require_device()
+    return cuda.device_array(size, dtype=np.float64)
 
 
 def zeros(size: int) -> DeviceArray:

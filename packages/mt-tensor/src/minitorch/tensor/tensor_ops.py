@@ -96,8 +96,11 @@ class TensorOps:
     """The backend protocol. Subclasses provide the kernel factories; this class does the rest.
 
     A backend overrides ``map_kernel``, ``zip_kernel``, ``reduce_kernel`` and
-    ``matmul_kernel``, and for storage that does not live in host memory the four
+    ``matmul_kernel``, and for storage that does not live in host memory the five
     storage methods. ``cuda`` is True for GPU backends.
+
+    Kernels write every element of their output: it is allocated with ``storage_empty``,
+    so an element a kernel skips would hold whatever the memory held before.
     """
 
     cuda: bool = False
@@ -107,6 +110,17 @@ class TensorOps:
     def storage_zeros(size: int) -> Storage:
         """Allocate a zeroed flat buffer of ``size`` floats."""
         return np.zeros(size, dtype=np.float64)
+
+    @classmethod
+    def storage_empty(cls, size: int) -> Storage:
+        """Allocate a flat buffer of ``size`` floats that the caller overwrites entirely.
+
+        For kernel outputs: skipping the zero fill saves a pass over memory. A backend that
+        keeps its own storage but predates this hook gets ``storage_zeros``.
+        """
+        if cls.storage_zeros is not TensorOps.storage_zeros:
+            return cls.storage_zeros(size)
+        return np.empty(size, dtype=np.float64)
 
     @staticmethod
     def storage_from_numpy(array: npt.NDArray[np.float64]) -> Storage:
@@ -156,7 +170,7 @@ class TensorOps:
 
         def apply(a: Tensor, out: Tensor | None = None) -> Tensor:
             if out is None:
-                out = a.zeros(a.shape)
+                out = _output(a, a.shape)
             else:
                 shape_broadcast(a.shape, out.shape)
             kernel(*out.tuple(), *a.tuple())
@@ -171,7 +185,7 @@ class TensorOps:
 
         def apply(a: Tensor, b: Tensor) -> Tensor:
             shape = a.shape if a.shape == b.shape else shape_broadcast(a.shape, b.shape)
-            out = a.zeros(shape)
+            out = _output(a, shape)
             kernel(*out.tuple(), *a.tuple(), *b.tuple())
             return out
 
@@ -190,7 +204,7 @@ class TensorOps:
         def apply(a: Tensor, dim: int) -> Tensor:
             out_shape = list(a.shape)
             out_shape[dim] = 1
-            out = a.zeros(tuple(out_shape))
+            out = _output(a, tuple(out_shape))
             kernel(*out.tuple(), *a.tuple(), dim, float(start))
             return out
 
@@ -202,9 +216,14 @@ class TensorOps:
         out_shape = matmul_shape(a.shape, b.shape)
         batch = out_shape[:-2]
         a3, b3 = _as_batch3(a, batch), _as_batch3(b, batch)
-        out = a.zeros((max(a3.shape[0], b3.shape[0]), *out_shape[-2:]))
+        out = _output(a, (max(a3.shape[0], b3.shape[0]), *out_shape[-2:]))
         cls.matmul_kernel(*out.tuple(), *a3.tuple(), *b3.tuple())
         return out.view(*out_shape)
+
+
+def _output(like: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """A new tensor on ``like``'s backend for a kernel to fill (uninitialised storage)."""
+    return like._new(TensorData(like.backend.ops.storage_empty(prod(shape)), shape))
 
 
 def _as_batch3(t: Tensor, batch: tuple[int, ...]) -> TensorData:

@@ -569,6 +569,40 @@ class BackendSuite:
         with pytest.raises(IndexingError, match=r"\(2, 2, 3\).*\(3, 3, 2\)"):
             c @ d
 
+    # ------------------------------------------------------------------ output contract
+    @pytest.mark.task2_3
+    def test_kernels_write_every_output_element(self) -> None:
+        """Outputs come from ``storage_empty``: a kernel that skips an element leaks garbage.
+
+        Runs every primitive on a copy of the backend whose empty storage is all NaN.
+        """
+        base = self.backend.ops
+
+        class Poisoned(base):  # type: ignore[valid-type,misc]
+            @staticmethod
+            def storage_empty(size: int) -> Any:
+                return base.storage_from_numpy(np.full(size, np.nan))
+
+        poisoned = TensorBackend(Poisoned, f"{self.backend.name} (NaN-filled outputs)")
+        rng = np.random.default_rng(0)
+        x, y, w = rng.standard_normal((3, 4, 5)), rng.standard_normal((4, 1)), rng.random((5, 2))
+        t = from_numpy(x, backend=poisoned)
+        permuted = from_numpy(np.ascontiguousarray(x.transpose(2, 0, 1)), backend=poisoned)
+        permuted = permuted.permute(1, 2, 0)
+        for a in (t, permuted):
+            assert_close(-a, -x)
+            assert_close(a.sigmoid(), 1 / (1 + np.exp(-x)))
+            assert_close(a + from_numpy(y, backend=poisoned), x + y)
+            for dim in range(3):
+                assert_close(a.sum(dim), x.sum(dim, keepdims=True))
+            assert_close(a @ from_numpy(w, backend=poisoned), x @ w)
+            assert_close(
+                from_numpy(w.T, backend=poisoned) @ a.permute(0, 2, 1), w.T @ x.transpose(0, 2, 1)
+            )
+        empty = from_numpy(np.ones((3, 0)), backend=poisoned)
+        assert_close(empty.sum(1), np.zeros((3, 1)))
+        assert_close(empty @ from_numpy(np.ones((0, 2)), backend=poisoned), np.zeros((3, 2)))
+
     # ------------------------------------------------------------------ composites
     @pytest.mark.task2_3
     @pytest.mark.parametrize(("name", "fn", "np_fn"), COMPOSITES, ids=[_ids(c) for c in COMPOSITES])
