@@ -22,7 +22,7 @@ from minitorch.operators import scalar as _scalar_ops
 from minitorch.tensor import tensor_data as _tensor_data
 from minitorch.tensor.tensor_data import broadcast_index, index_to_position, to_index
 
-from . import _cache
+from . import _cache, vecmath
 
 __all__ = ["GRAIN", "jit_scalar", "make_map", "make_reduce", "make_zip", "matmul", "run"]
 
@@ -30,7 +30,7 @@ __all__ = ["GRAIN", "jit_scalar", "make_map", "make_reduce", "make_zip", "matmul
 for _helper in (index_to_position, to_index, broadcast_index):
     register_jitable(_helper)
 
-_cache.install(__file__, [_scalar_ops, _tensor_data])
+_cache.install(__file__, [_scalar_ops, _tensor_data, vecmath])
 
 _registered: set[Any] = set()
 
@@ -107,8 +107,15 @@ def run(kernel: Callable[..., None], work: int, *args: Any) -> None:
 
 
 def make_map(fn: Callable[[float], float]) -> Callable[..., None]:
-    """Return a parallel kernel ``out = fn(in)`` with ``in`` broadcast to ``out``."""
+    """Return a parallel kernel ``out = fn(in)`` with ``in`` broadcast to ``out``.
+
+    Operators with a vector form in ``vecmath.VECTOR_MAPS`` (``exp``, ``sigmoid``) use it
+    on stride-aligned data, in runs of ``vecmath.CHUNK`` elements per parallel task.
+    """
     fn = jit_scalar(fn)
+    block = vecmath.VECTOR_MAPS.get(fn, vecmath.no_block)
+    vector = block is not vecmath.no_block
+    chunk = vecmath.CHUNK
 
     @njit(parallel=True, cache=True)
     def kernel(out, out_shape, out_strides, in_storage, in_shape, in_strides):  # type: ignore[no-untyped-def]
@@ -119,8 +126,14 @@ def make_map(fn: Callable[[float], float]) -> Callable[..., None]:
             out_shape, out_strides
         ):
             # Stride-aligned: storage positions are the ordinals, no index arithmetic.
-            for i in prange(size):
-                out[i] = fn(in_storage[i])
+            if vector:
+                for t in prange((size + chunk - 1) // chunk):
+                    lo = t * chunk
+                    hi = min(size, lo + chunk)
+                    block(out[lo:hi], in_storage[lo:hi], np.empty(chunk, np.float64))
+            else:
+                for i in prange(size):
+                    out[i] = fn(in_storage[i])
         else:
             # One parallel task per row of the output's last dimension.
             row, out_step = _last(out_shape, out_strides)
