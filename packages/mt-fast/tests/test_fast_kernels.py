@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import minitorch.tensor as mt
-from minitorch.fast import FastBackend, kernels, vecmath
+from minitorch.fast import FastBackend, diagnostics, kernels, vecmath
 from minitorch.fast._cache import DependencyAwareLocator
 from minitorch.operators import scalar as ops
 from minitorch.tensor import IndexingError, Tensor, from_numpy
@@ -281,3 +281,27 @@ def test_vector_math_can_be_switched_off() -> None:
     )
     env = {**os.environ, "MINITORCH_NO_LIBMVEC": "1"}
     subprocess.run([sys.executable, "-c", code], env=env, check=True)
+
+
+@pytest.mark.task3_1
+def test_parallel_diagnostics_for_one_kernel() -> None:
+    # In a new process and an empty cache (the report exists only right after compiling).
+    result = subprocess.run(
+        [sys.executable, "-m", "minitorch.fast.diagnostics", "parallel", "--kernel", "map[neg]"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "=== map[neg] " in result.stdout
+    assert "Parallel Accelerator Optimizing" in result.stdout
+    assert "=== zip[" not in result.stdout
+
+
+@pytest.mark.task3_1
+def test_compile_time_reports_every_operation(capsys: pytest.CaptureFixture[str]) -> None:
+    total = diagnostics.compile_time()
+    printed = capsys.readouterr().out
+    assert total > 0
+    assert "matrix_multiply" in printed
+    assert "sigmoid_map" in printed
+    assert "(21 operations)" in printed

@@ -13,14 +13,26 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Sequence
 
 
-def exercise_backend() -> dict[str, float]:
-    """Call every operation of ``FastBackend`` once; return seconds per operation."""
+def _operation_of(kernel: str) -> str:
+    """The backend operation that runs a kernel: ``map[neg]`` -> ``neg_map``."""
+    if kernel.startswith("matmul"):
+        return "matrix_multiply"
+    kind, _, fn = kernel.rstrip("]").partition("[")
+    return f"{fn}_{kind}"
+
+
+def exercise_backend(only: str | None = None) -> dict[str, float]:
+    """Call every operation of ``FastBackend`` once (or the one running kernel ``only``).
+
+    Returns seconds per operation.
+    """
     import numpy as np
 
     from minitorch.tensor import TensorBackend, from_numpy
@@ -32,6 +44,8 @@ def exercise_backend() -> dict[str, float]:
     b = from_numpy(np.linspace(1.0, 2.0, 4), backend)
     timings: dict[str, float] = {}
     for name in sorted(vars(backend)):
+        if only is not None and name != _operation_of(only):
+            continue
         op = getattr(backend, name)
         t0 = time.perf_counter()
         if name.endswith("_map"):
@@ -60,8 +74,12 @@ def compile_time() -> float:
 
 
 def parallel(level: int, only: str | None) -> None:
-    """Compile every kernel afresh and print Numba's parallel diagnostics."""
-    exercise_backend()
+    """Compile every kernel (or ``only``) and print Numba's parallel diagnostics.
+
+    Run it where nothing is cached yet (``main`` uses a fresh process and cache directory):
+    a kernel loaded from disk carries no parfor report.
+    """
+    exercise_backend(only)
     from .kernels import KERNELS
 
     for name, kernel in sorted(KERNELS.items()):
@@ -81,11 +99,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     sub.add_parser("compile-time", help="time the first call of every operation")
     args = parser.parse_args(argv)
     if args.command == "parallel":
-        if "numba" in sys.modules:
-            raise SystemExit("run diagnostics in a fresh process (numba is already imported)")
-        # A fresh cache: kernels loaded from disk carry no parfor report.
-        os.environ["NUMBA_CACHE_DIR"] = tempfile.mkdtemp(prefix="minitorch-diag-")
-        parallel(args.level, args.kernel)
+        # A new process with an empty cache: importing this package has already set up
+        # Numba's cache, and kernels loaded from disk carry no parfor report.
+        env = {**os.environ, "NUMBA_CACHE_DIR": tempfile.mkdtemp(prefix="minitorch-diag-")}
+        code = (
+            "from minitorch.fast.diagnostics import parallel; "
+            f"parallel({args.level}, {args.kernel!r})"
+        )
+        raise SystemExit(subprocess.run([sys.executable, "-c", code], env=env).returncode)
     else:
         compile_time()
 
