@@ -13,7 +13,7 @@ import minitorch.tensor as mt
 from minitorch.fast import FastBackend, diagnostics, kernels, vecmath
 from minitorch.fast._cache import DependencyAwareLocator
 from minitorch.operators import scalar as ops
-from minitorch.tensor import IndexingError, Tensor, from_numpy
+from minitorch.tensor import IndexingError, Tensor, TensorData, from_numpy
 
 F = FastBackend
 rng = np.random.default_rng(1234)
@@ -254,6 +254,17 @@ def test_vector_maps_match_the_scalar_operator(name: str, n: int) -> None:
     x = special_and_random(n) if n > len(SPECIAL) else np.array([-1.0, 0.0, 2.0])
     with np.errstate(over="ignore"):
         got = getattr(F, f"{name}_map")(from_numpy(x, F)).to_numpy()
+    assert_matches_operator(got, x, getattr(ops, name))
+
+
+@pytest.mark.task3_1
+@pytest.mark.parametrize("name", ["sigmoid", "exp"])
+def test_vector_maps_read_strided_storage(name: str) -> None:
+    # Storage may be any 1-D array, e.g. every other element of a numpy buffer.
+    x = special_and_random(2 * 5000)[::2]
+    t = Tensor(TensorData(x, (5000,)), backend=F)
+    with np.errstate(over="ignore"):
+        got = getattr(F, f"{name}_map")(t).to_numpy()
     assert_matches_operator(got, x, getattr(ops, name))
 
 

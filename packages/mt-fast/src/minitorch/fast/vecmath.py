@@ -99,8 +99,16 @@ def _exp_into(dst: Any, src: Any) -> None:
 
 @register_jitable
 def exp_block(out: Any, x: Any, scratch: Any) -> None:
-    """``out = exp(x)`` on a contiguous run (``operators.exp``; overflow gives ``inf``)."""
-    _exp_into(out, x)
+    """``out = exp(x)`` on a run of ``x`` (``operators.exp``; overflow gives ``inf``).
+
+    ``x`` goes through ``scratch`` first: the vector calls need unit-stride memory, and a
+    tensor's storage may be any 1-D array.
+    """
+    n = len(x)
+    z = scratch[:n]
+    for k in range(n):
+        z[k] = x[k]
+    _exp_into(out, z)
 
 
 @register_jitable
