@@ -48,7 +48,10 @@ def _find() -> tuple[str | None, int]:
     library = ctypes.util.find_library("mvec")
     if library is None:
         return None, 1
-    features = llvm.get_host_cpu_features()
+    try:
+        features = llvm.get_host_cpu_features()
+    except RuntimeError:  # LLVM cannot read them on every platform
+        return None, 1
     width = 8 if features.get("avx512f") else 4 if features.get("avx2") else 1
     if width == 1:
         return None, 1
