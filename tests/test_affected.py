@@ -7,14 +7,13 @@ do not depend on which layers exist yet; a few check the real repository and wor
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import io
 import json
 import re
 import sys
 import textwrap
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 import tomllib
@@ -24,17 +23,9 @@ SCRIPT = REPO_ROOT / ".github" / "scripts" / "monorepo.py"
 WORKFLOWS = REPO_ROOT / ".github" / "workflows"
 
 
-def _load_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("monorepo", SCRIPT)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["monorepo"] = module  # dataclasses look their module up here
-    spec.loader.exec_module(module)
-    return module
-
-
-mr = _load_script()
+# The CI script is a plain file, not a package: import it from its folder.
+sys.path.insert(0, str(SCRIPT.parent))
+mr = importlib.import_module("monorepo")
 
 # name -> (requirements, optional dependencies, requires-python)
 LAYERS: dict[str, tuple[list[str], dict[str, list[str]], str]] = {

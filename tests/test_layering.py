@@ -16,8 +16,8 @@ The packages are discovered from ``packages/*/pyproject.toml`` by the CI script
 from __future__ import annotations
 
 import ast
+import importlib
 import importlib.metadata
-import importlib.util
 import json
 import os
 import shutil
@@ -28,7 +28,6 @@ import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 from packaging.requirements import Requirement
@@ -38,17 +37,9 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = REPO_ROOT / ".github" / "scripts" / "monorepo.py"
 
 
-def _load_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("monorepo", SCRIPT)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["monorepo"] = module  # dataclasses look their module up here
-    spec.loader.exec_module(module)
-    return module
-
-
-mr = _load_script()
+# The CI script is a plain file, not a package: import it from its folder.
+sys.path.insert(0, str(SCRIPT.parent))
+mr = importlib.import_module("monorepo")
 PACKAGES = mr.load_packages(REPO_ROOT)
 NAMES = mr.topological_order(PACKAGES)
 REQUIRED_FILES = ("__init__.py", "__about__.py", "py.typed")
