@@ -22,6 +22,8 @@ from typing import Any
 __all__ = [
     "EXAMPLES_DIR",
     "EpochReport",
+    "add_run_options",
+    "backend_from_args",
     "best_time",
     "load_example",
     "microseconds_per_call",
@@ -68,7 +70,39 @@ def positive_float(text: str) -> float:
     return value
 
 
-# --- timing -----------------------------------------------------------------------------
+# --- the nn training scripts ------------------------------------------------------------
+
+
+def add_run_options(parser: argparse.ArgumentParser, defaults: dict[str, Any]) -> None:
+    """Add the options every nn training script takes.
+
+    ``--data-dir``, ``--backend``, ``--epochs``, ``--batch-size``, ``--seed``, ``--threads``
+    and ``--no-progress``; ``defaults`` gives ``backend``, ``epochs``, ``batch_size`` and
+    ``seed``. Pass ``--backend`` and ``--threads`` on to ``backend_from_args``.
+    """
+    parser.add_argument(
+        "--data-dir", default=None, help="data folder (default: $MINITORCH_DATA or ./data)"
+    )
+    parser.add_argument(
+        "--backend",
+        default=defaults["backend"],
+        choices=["fast", "cuda", "simple"],
+        help="tensor backend",
+    )
+    parser.add_argument(
+        "--epochs", type=positive_int, default=defaults["epochs"], help="passes over the data"
+    )
+    parser.add_argument(
+        "--batch-size", type=positive_int, default=defaults["batch_size"], help="examples per step"
+    )
+    parser.add_argument("--seed", type=int, default=defaults["seed"], help="random seed")
+    parser.add_argument(
+        "--threads",
+        type=positive_int,
+        default=None,
+        help="Numba threads (default: all cores; 1 can be faster on a busy machine)",
+    )
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bars")
 
 
 def backend_from_args(
@@ -95,6 +129,9 @@ def backend_from_args(
 
         numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
     return found
+
+
+# --- timing -----------------------------------------------------------------------------
 
 
 def best_time(fn: Callable[[], Any], repeat: int, sync: Callable[[], None] | None = None) -> float:

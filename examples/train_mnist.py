@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from example_support import backend_from_args, positive_int
+from example_support import add_run_options, backend_from_args, positive_int
 
 from minitorch.autodiff import SGD, Adam, Optimizer, no_grad
 from minitorch.nn import (
@@ -296,12 +296,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Train the course's conv network on MNIST with MiniTorch.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    p.add_argument(
-        "--data-dir", default=None, help="data folder (default: $MINITORCH_DATA or ./data)"
-    )
-    p.add_argument("--backend", default=DEFAULTS["backend"], choices=["fast", "cuda", "simple"])
-    p.add_argument("--epochs", type=positive_int, default=DEFAULTS["epochs"])
-    p.add_argument("--batch-size", type=positive_int, default=DEFAULTS["batch_size"])
+    add_run_options(p, DEFAULTS)
     p.add_argument("--lr", type=float, default=DEFAULTS["lr"], help="learning rate")
     p.add_argument("--optimizer", choices=["adam", "sgd"], default=DEFAULTS["optimizer"])
     p.add_argument("--dropout", type=float, default=DEFAULTS["dropout"], help="dropout rate")
@@ -317,13 +312,6 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="train on at most this many images (default: all)",
     )
-    p.add_argument("--seed", type=int, default=DEFAULTS["seed"])
-    p.add_argument(
-        "--threads",
-        type=positive_int,
-        default=None,
-        help="Numba threads (default: all cores; 1 can be faster on a busy machine)",
-    )
     p.add_argument(
         "--out-dir", default=DEFAULTS["out_dir"], help="where the plot and checkpoint go"
     )
@@ -332,7 +320,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--resume", default=None, help="start from this checkpoint")
     p.add_argument("--no-plot", action="store_true", help="do not write the PNG")
-    p.add_argument("--no-progress", action="store_true", help="hide the progress bars")
     return p
 
 

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from example_support import backend_from_args, positive_int
+from example_support import add_run_options, backend_from_args, positive_int
 
 from minitorch.autodiff import Adam, no_grad
 from minitorch.nn import (
@@ -259,12 +259,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Train a conv1d sentiment classifier on SST-2 with GloVe embeddings.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    p.add_argument(
-        "--data-dir", default=None, help="data folder (default: $MINITORCH_DATA or ./data)"
-    )
-    p.add_argument("--backend", default=DEFAULTS["backend"], choices=["fast", "cuda", "simple"])
-    p.add_argument("--epochs", type=positive_int, default=DEFAULTS["epochs"])
-    p.add_argument("--batch-size", type=positive_int, default=DEFAULTS["batch_size"])
+    add_run_options(p, DEFAULTS)
     p.add_argument("--lr", type=float, default=DEFAULTS["lr"], help="Adam's learning rate")
     p.add_argument("--filters", type=positive_int, default=DEFAULTS["filters"])
     p.add_argument("--dropout", type=float, default=DEFAULTS["dropout"])
@@ -275,14 +270,6 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="train on this many phrases (default: all 67,349)",
     )
-    p.add_argument("--seed", type=int, default=DEFAULTS["seed"])
-    p.add_argument(
-        "--threads",
-        type=positive_int,
-        default=None,
-        help="Numba threads (default: all cores; 1 can be faster on a busy machine)",
-    )
-    p.add_argument("--no-progress", action="store_true", help="hide the progress bars")
     return p
 
 
