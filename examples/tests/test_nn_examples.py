@@ -181,10 +181,8 @@ def test_bench_nn_step_without_and_with_torch() -> None:
 @pytest.mark.parametrize("script", ["train_mnist", "train_sentiment"])
 def test_both_scripts_take_the_shared_run_options(script: str) -> None:
     module = _load(script)
-    args = module.build_parser().parse_args(
-        ["--data-dir", "d", "--backend", "simple", "--epochs", "2", "--batch-size", "8"]
-        + ["--seed", "3", "--threads", "1", "--no-progress"]
-    )
+    argv = "--data-dir d --backend simple --epochs 2 --batch-size 8 --seed 3 --threads 1"
+    args = module.build_parser().parse_args([*argv.split(), "--no-progress"])
     assert (args.data_dir, args.backend, args.epochs, args.batch_size) == ("d", "simple", 2, 8)
     assert (args.seed, args.threads, args.no_progress) == (3, 1, True)
     defaults = module.build_parser().parse_args([])
