@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import itertools
 import json
 import os
 import shutil
@@ -153,5 +154,5 @@ def test_dist_then_pip_install_mt_fast_trains(tmp_path):
     for module in ("minitorch", "minitorch.fast", "minitorch.tensor"):
         assert prefix in Path(report["files"][module]).resolve().parents, report["files"]
     losses = report["losses"]
-    assert all(b < a for a, b in zip(losses, losses[1:])), losses  # every step lowers it
+    assert all(b < a for a, b in itertools.pairwise(losses)), losses  # every step lowers it
     assert losses[-1] < 0.9 * losses[0], losses
