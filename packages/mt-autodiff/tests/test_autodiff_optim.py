@@ -234,7 +234,8 @@ def test_scalar_grad_is_derivative_under_pytorchs_name():
     x.grad = None
     assert x.derivative is None
     d = x.detach()
-    assert d.data == 3.0 and d.is_constant()
+    assert d.data == 3.0
+    assert d.is_constant()
 
 
 def test_optimizer_step_uses_only_grad_and_detach():
