@@ -16,6 +16,7 @@ The packages are discovered from ``packages/*/pyproject.toml`` by the CI script
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import importlib.metadata
 import json
@@ -453,19 +454,38 @@ def _installed_requirements(dist: str, seen: set[str]) -> None:
             _installed_requirements(canonicalize_name(requirement.name), seen)
 
 
+@functools.cache
+def import_providers() -> dict[str, set[str]]:
+    """Top-level import name -> the installed distributions that provide it.
+
+    Python 3.10's ``importlib.metadata.packages_distributions`` reads only
+    ``top_level.txt``, which wheels built without setuptools (numpy's) do not have; so the
+    names are also inferred from each distribution's files, as 3.11 does.
+    """
+    providers: dict[str, set[str]] = {}
+    for dist in importlib.metadata.distributions():
+        tops = set((dist.read_text("top_level.txt") or "").split())
+        for file in dist.files or []:
+            if file.suffix in {".py", ".so", ".pyd"} and file.parts[0] != "..":
+                tops.add(file.parts[0] if len(file.parts) > 1 else file.name.split(".")[0])
+        for top in tops:
+            providers.setdefault(top, set()).add(canonicalize_name(dist.metadata["Name"]))
+    return providers
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_third_party_imports_are_declared(name):
     declared: set[str] = set()
     for member in mr.dependency_closure(PACKAGES, [name], optional=True):
         for dist in PACKAGES[member].dependencies(None, siblings=False):
             _installed_requirements(dist, declared)
-    providers = importlib.metadata.packages_distributions()
+    providers = import_providers()
     problems = []
     for imp in imports_of(name):
         top = imp.module.split(".")[0]
         if not top or top in {"minitorch", "__future__"} or top in sys.stdlib_module_names:
             continue
-        dists = {canonicalize_name(d) for d in providers.get(top, [])}
+        dists = providers.get(top, set())
         if not dists:
             problems.append(f"{imp}: no installed distribution provides {top!r} (declare it)")
         elif not dists & declared:
