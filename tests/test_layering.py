@@ -129,7 +129,7 @@ def test_root_ships_only_the_namespace_root_and_keeps_it_open():
     text = init_of(ROOT).read_text(encoding="utf-8")
     # Without it, a layer installed in another sys.path entry (the editable workspace
     # installs each layer from its own folder) would be hidden by this regular package.
-    assert "__path__ = pkgutil.extend_path(__path__, __name__)" in text
+    assert "__path__ = pkgutil.extend_path([], __name__)" in text
     assert PACKAGES[ROOT].dependencies(None, siblings=True) == set()
 
 

@@ -6,6 +6,7 @@ layer instead of the real ones; tests/test_flat_names.py checks every real cours
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -96,3 +97,18 @@ def test_importing_the_root_imports_no_layer(tmp_path):
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path
     ).stdout
     assert out.strip() == "['minitorch', 'minitorch.__about__']"
+
+
+def test_a_layer_earlier_on_sys_path_wins(tmp_path):
+    # As in a PEP 420 namespace, the namespace's folders follow sys.path: a copy of a layer
+    # on PYTHONPATH is imported instead of the installed one.
+    copy = tmp_path / "minitorch" / "operators"
+    copy.mkdir(parents=True)
+    (copy / "__init__.py").write_text("WHERE = 'the copy'\n")
+    code = "import minitorch, minitorch.operators as o; print(o.WHERE, minitorch.__file__)"
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    ).stdout.split()
+    assert out[:2] == ["the", "copy"]
+    assert Path(out[2]).resolve() == Path(minitorch.__file__).resolve()

@@ -4,9 +4,9 @@ Every layer is its own wheel and ships one subpackage (mt-tensor ships ``minitor
 ...). This file, the only one of the mt-root wheel that every layer depends on, does two
 things:
 
-- it keeps the namespace open to every layer, wherever each is installed
-  (``pkgutil.extend_path``: one ``site-packages``, or one folder per layer as in the
-  editable development workspace);
+- it keeps the namespace open to every layer, wherever each is installed, in the order
+  of ``sys.path`` like a PEP 420 namespace (``pkgutil.extend_path``: one
+  ``site-packages``, or one folder per layer as in the editable development workspace);
 - it resolves the course's flat names lazily, through the table below: ``minitorch.Tensor``
   imports ``minitorch.tensor`` on first use. Importing a layer therefore never imports a
   higher one, and a name whose layer is not installed raises an ``AttributeError`` that
@@ -24,7 +24,9 @@ from typing import Any
 
 from .__about__ import __version__
 
-__path__ = pkgutil.extend_path(__path__, __name__)
+# Every minitorch/ folder on sys.path, in sys.path's order, as a PEP 420 namespace has them:
+# a layer earlier on sys.path wins over the same layer installed later (not this folder's).
+__path__ = pkgutil.extend_path([], __name__) or __path__
 
 LAYERS = {
     "operators": "mt-operators",
