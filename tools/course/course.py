@@ -227,6 +227,13 @@ def assign(
                 starter.blocks[b.task] = starter.blocks.get(b.task, 0) + 1
     except MarkerError as e:
         raise CourseError(str(e)) from e
+    missing = [t for t in layer.task_ids if t not in starter.blocks and t not in keep]
+    if missing:
+        shutil.rmtree(out)
+        raise CourseError(
+            f"no solution blocks for tasks {', '.join(missing)} in {layer.package}: "
+            "the starter would hand out their solution"
+        )
     shutil.copytree(layer.path / "tests", out / "tests", ignore=_ignore)
     shutil.copy2(REPO / "conftest.py", out / "conftest.py")
     (out / "pyproject.toml").write_text(
@@ -510,7 +517,7 @@ def grade(
     cal = cal or load_calendar()
     layer = cal.layer(layer_name)
     limit = cal.time_limit if time_limit is None else time_limit
-    results = []
+    results: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix=f"course-grade-{layer.name}-") as tmp:
         root = Path(tmp)
         wheels = _wheelhouse(cal, cal.closure(layer.name), root / "wheels")

@@ -54,7 +54,8 @@ def _describe(exc: BaseException) -> dict[str, Any]:
     ``__context__``.
     """
     record = _where(exc)
-    chain, seen = [], {id(exc)}
+    chain: list[dict[str, Any]] = []
+    seen = {id(exc)}
     cause = exc.__cause__ or exc.__context__
     while cause is not None and id(cause) not in seen and len(chain) < 5:
         seen.add(id(cause))

@@ -63,12 +63,8 @@ def make_venv(where: Path, wheelhouse: Path, requirements: list[str]) -> Path:
     site = Path(out.stdout.strip())
     (site / "_course_tools.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     if requirements:
-        _run(
-            [
-                *(python, "-m", "pip", "install", "--quiet", "--no-index", "--no-cache-dir"),
-                *("--disable-pip-version-check", "--find-links", wheelhouse, *requirements),
-            ]
-        )
+        pip: list[str | Path] = [python, "-m", "pip", "install", "--quiet", "--no-index"]
+        _run([*pip, "--no-cache-dir", "--find-links", wheelhouse, *requirements])
     return python
 
 
@@ -128,7 +124,7 @@ def run_pytest(
     def read() -> None:
         nonlocal dropped
         assert proc.stdout is not None
-        while chunk := proc.stdout.read1(65536):
+        while chunk := os.read(proc.stdout.fileno(), 65536):
             room = output_limit - len(kept)
             kept.extend(chunk[: max(room, 0)])
             dropped += max(len(chunk) - max(room, 0), 0)
