@@ -30,7 +30,7 @@ from markers import Block, MarkerError, find_blocks, render, task_number
 from packaging.requirements import Requirement
 from runner import Run, build_wheel, make_venv, run_pytest
 
-__all__ = ["Starter", "assign", "check", "grade", "main", "scan_blocks", "week_plan"]
+__all__ = ["CourseError", "Starter", "assign", "check", "grade", "main", "scan_blocks", "week_plan"]
 
 _TASK_MESSAGE = re.compile(r"^Task (\d+)\.(\d+): ")
 
@@ -136,7 +136,7 @@ def _student_workflow(layer: Layer) -> str:
     return (
         f"# The tests of this week's tasks ({layer.package}), one step per task.\n"
         "name: tests\n\n"
-        "on:\n  push:\n  pull_request:\n  workflow_dispatch:\n\n"
+        "on:\n  push:\n    branches: [main, master]\n  pull_request:\n  workflow_dispatch:\n\n"
         "permissions:\n  contents: read\n\n"
         "concurrency:\n  group: tests-${{ github.ref }}\n  cancel-in-progress: true\n\n"
         "jobs:\n  test:\n    runs-on: ubuntu-24.04\n    timeout-minutes: 30\n    steps:\n"
@@ -180,7 +180,8 @@ def _student_readme(layer: Layer, cal: Calendar, week: int | None) -> str:
         "hidden tests of the same tasks and always uses its own copy of the tests, so "
         "editing them changes nothing. Each task has a time limit when graded: an endless "
         "loop costs that task's points only.\n\n"
-        "The workflow in `.github/workflows/tests.yml` runs each task's tests on every push.\n"
+        "The workflow in `.github/workflows/tests.yml` runs each task's tests on every push "
+        "to main and on every pull request.\n"
     )
 
 

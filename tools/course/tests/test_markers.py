@@ -4,8 +4,9 @@ import ast
 import textwrap
 
 import pytest
+import tomllib
 from config import CalendarError, load_calendar
-from course import scan_blocks, week_plan
+from course import CourseError, assign, scan_blocks, week_plan
 from markers import MarkerError, find_blocks, render
 
 SOURCE = textwrap.dedent(
@@ -124,3 +125,42 @@ def test_calendar_refuses_a_solution_released_before_its_deadline(tmp_path):
     (tmp_path / "course.toml").write_text(bad)
     with pytest.raises(CalendarError, match="autodiff solution before its deadline"):
         load_calendar(tmp_path / "course.toml")
+
+
+def test_assign_writes_a_complete_starter(tmp_path):
+    cal = load_calendar()
+    layer = cal.layer("autodiff")
+    out = tmp_path / "starter"
+    starter = assign("autodiff", out, week=2, cal=cal)
+    assert set(starter.blocks) == set(layer.task_ids)
+    sources = list((out / "src" / "minitorch" / "autodiff").glob("*.py"))
+    assert sources
+    for f in sources:
+        text = f.read_text()
+        ast.parse(text)
+        assert "SOLUTION" not in text
+    assert (
+        'NotImplementedError("Task 1.4: implement topological_sort")'
+        in (out / "src/minitorch/autodiff/core.py").read_text()
+    )
+    # Public tests only: the hidden ones stay in the repository.
+    public = {f.name for f in (layer.path / "tests").glob("test_*.py")}
+    assert {f.name for f in (out / "tests").glob("test_*.py")} == public
+    assert not any("hidden" in str(p) for p in out.rglob("*"))
+    project = tomllib.loads((out / "pyproject.toml").read_text())["project"]
+    assert f"mt-operators=={cal.layer('operators').solution_version}" in project["dependencies"]
+    readme = (out / "README.md").read_text()
+    workflow = (out / ".github/workflows/tests.yml").read_text()
+    for task in layer.task_ids:
+        assert f"`pytest -m {task}`" in readme
+        assert f"python -m pytest -m {task}" in workflow
+
+
+def test_assign_refuses_to_hand_out_a_solution(tmp_path):
+    cal = load_calendar()
+    unmarked = [n for n in cal.layers if not scan_blocks(cal.layer(n))]
+    if not unmarked:
+        pytest.skip("every layer has solution blocks")
+    with pytest.raises(CourseError, match="no solution blocks for tasks"):
+        assign(unmarked[0], tmp_path / "s", cal=cal)
+    assert not (tmp_path / "s").exists()
