@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,12 +96,24 @@ def _open(path: Path) -> IO[bytes]:
     return open(path, "rb")
 
 
+# What reading a damaged file can raise: gzip's BadGzipFile (an OSError) for a bad header
+# or CRC, EOFError for a truncated stream, zlib.error for a damaged deflate stream.
+_READ_ERRORS = (OSError, EOFError, zlib.error)
+
+
+def _unreadable(path: Path, error: Exception) -> CorruptDataError:
+    return CorruptDataError(
+        f"{path}: cannot be read ({type(error).__name__}: {error}); the file is damaged or "
+        "incomplete: delete it and download it again"
+    )
+
+
 def _read_bytes(path: Path) -> bytes:
     try:
         with _open(path) as f:
             return f.read()
-    except (OSError, EOFError, gzip.BadGzipFile) as e:
-        raise CorruptDataError(f"{path}: cannot be read ({e}); download it again") from e
+    except _READ_ERRORS as e:
+        raise _unreadable(path, e) from e
 
 
 # ------------------------------------------------------------------------------------ IDX
@@ -195,6 +208,11 @@ class MNIST:
                 f"{paths[0]} holds {len(images)} images but {paths[1]} holds {len(labels)} "
                 "labels; the files are from different downloads or damaged"
             )
+        if len(images) == 0:
+            raise CorruptDataError(
+                f"{paths[0]}: a valid IDX file that holds no images; an MNIST split has "
+                "thousands: delete the files and download them again"
+            )
         if labels.size and labels.max() > 9:
             raise CorruptDataError(f"{paths[1]}: label {int(labels.max())} is not a digit")
         return cls(images.astype(np.uint8, copy=False), labels.astype(np.uint8, copy=False))
@@ -231,10 +249,14 @@ class SST2:
         try:
             text = _read_bytes(p).decode("utf-8")
         except UnicodeDecodeError as e:
-            raise CorruptDataError(f"{p}: not UTF-8 text ({e})") from e
-        lines = text.splitlines()
-        if not lines or lines[0].split("\t") != ["sentence", "label"]:
-            first = lines[0][:60] if lines else "(empty file)"
+            raise CorruptDataError(
+                f"{p}: not UTF-8 text ({e}); delete it and download it again"
+            ) from e
+        # Rows end in "\n" (or "\r\n"); str.splitlines() would also split a sentence at
+        # \x0c, \x1c-\x1e, \x85, U+2028 or U+2029, which are valid inside a row.
+        lines = [line.removesuffix("\r") for line in text.removeprefix("\ufeff").split("\n")]
+        if lines[0].split("\t") != ["sentence", "label"]:
+            first = lines[0][:60] or "(empty file)"
             raise CorruptDataError(f"{p}: header is {first!r}, expected 'sentence<TAB>label'")
         sentences, labels = [], []
         for number, line in enumerate(lines[1:], start=2):
@@ -247,6 +269,10 @@ class SST2:
                 )
             sentences.append(parts[0].split())
             labels.append(int(parts[1]))
+        if not sentences:
+            raise CorruptDataError(
+                f"{p}: a header and no sentences; delete it and download it again"
+            )
         return cls(sentences, np.array(labels, dtype=np.int64))
 
     @classmethod
@@ -334,14 +360,24 @@ class GloVe:
                     if (keep is not None and word not in keep) or word in index:
                         continue
                     try:
-                        rows.append(np.array(parts[1:], dtype=np.float64))
+                        row = np.array(parts[1:], dtype=np.float64)
                     except ValueError:
                         raise CorruptDataError(
                             f"{p}, line {number}: a value of {word!r} is not a number"
                         ) from None
+                    if not np.isfinite(row).all():
+                        bad = parts[1 + int(np.argmin(np.isfinite(row)))]
+                        raise CorruptDataError(
+                            f"{p}, line {number}: a value of {word!r} is not finite ({bad!r})"
+                        )
+                    rows.append(row)
                     index[word] = len(rows) - 1
-        except (OSError, EOFError, UnicodeDecodeError) as e:
-            raise CorruptDataError(f"{p}: cannot be read ({e}); download it again") from e
+        except UnicodeDecodeError as e:
+            raise CorruptDataError(
+                f"{p}: not UTF-8 text ({e}); delete it and download it again"
+            ) from e
+        except _READ_ERRORS as e:
+            raise _unreadable(p, e) from e
         if dim is None:
             raise CorruptDataError(f"{p}: no vectors in the file")
         vectors = np.stack(rows) if rows else np.zeros((0, dim))
@@ -354,7 +390,10 @@ class GloVe:
         dim: int = 50,
         vocab: Iterable[str] | None = None,
     ) -> GloVe:
-        """Read ``folder/glove/glove.6B.{dim}d.txt`` (or the shared ``glove50_sst2.txt.gz``).
+        """Read ``folder/glove/glove.6B.{dim}d.txt`` (or ``glove50_sst2.txt``, gzipped or not).
+
+        ``glove50_sst2.txt`` is the 50-d file restricted to the words of SST-2, for
+        machines where the full file is too large.
 
         Raises:
             MissingDataError, CorruptDataError: as ``read``.
