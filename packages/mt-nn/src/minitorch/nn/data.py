@@ -27,12 +27,16 @@ from typing import IO, ClassVar, cast
 import numpy as np
 import numpy.typing as npt
 
+from ._errors import CorruptDataError, DatasetError, DownloadError, MissingDataError
+from .download import Remote, extract, fetch, sources
+
 __all__ = [
     "DATA_ENV",
     "MNIST",
     "SST2",
     "CorruptDataError",
     "DatasetError",
+    "DownloadError",
     "GloVe",
     "MissingDataError",
     "data_dir",
@@ -42,6 +46,10 @@ __all__ = [
 DATA_ENV = "MINITORCH_DATA"
 """Environment variable naming the default data folder."""
 
+_MNIST_HOMES = (
+    "https://ossci-datasets.s3.amazonaws.com/mnist/",
+    "https://storage.googleapis.com/cvdf-datasets/mnist/",
+)
 MNIST_HOME = (
     "the MNIST database (http://yann.lecun.com/exdb/mnist/, or a mirror such as "
     "https://ossci-datasets.s3.amazonaws.com/mnist/)"
@@ -57,18 +65,6 @@ _IDX_TYPES: dict[int, str] = {
     0x0D: ">f4",
     0x0E: ">f8",
 }
-
-
-class DatasetError(Exception):
-    """A dataset file could not be used."""
-
-
-class MissingDataError(DatasetError, FileNotFoundError):
-    """A dataset file is not where it was looked for."""
-
-
-class CorruptDataError(DatasetError, ValueError):
-    """A dataset file exists but its contents are not what the format says."""
 
 
 def data_dir(path: str | os.PathLike[str] | None = None) -> Path:
@@ -179,8 +175,78 @@ class MNIST:
         "test": ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"),
     }
 
+    # The original gzipped files (SHA-256 and size as published for the standard MNIST
+    # distribution), and the SHA-256 of their gunzipped content, also accepted.
+    REMOTES: ClassVar[tuple[Remote, ...]] = tuple(
+        Remote(
+            f"{stem}.gz",
+            tuple(f"{home}{stem}.gz" for home in _MNIST_HOMES),
+            sha256,
+            size,
+            content,
+        )
+        for stem, sha256, size, content in (
+            (
+                "train-images-idx3-ubyte",
+                "440fcabf73cc546fa21475e81ea370265605f56be210a4024d2ca8f203523609",
+                9_912_422,
+                "ba891046e6505d7aadcbbe25680a0738ad16aec93bde7f9b65e87a2fc25776db",
+            ),
+            (
+                "train-labels-idx1-ubyte",
+                "3552534a0a558bbed6aed32b30c495cca23d567ec52cac8be1a0730e8010255c",
+                28_881,
+                "65a50cbbf4e906d70832878ad85ccda5333a97f0f4c3dd2ef09a8a9eef7101c5",
+            ),
+            (
+                "t10k-images-idx3-ubyte",
+                "8d422c7b0a1c1c79245a5bcf07fe86e33eeafee792b84584aec276f5a2dbc4e6",
+                1_648_877,
+                "0fa7898d509279e482958e8ce81c8e77db3f2f8254e26661ceb7762c4d494ce7",
+            ),
+            (
+                "t10k-labels-idx1-ubyte",
+                "f7ae60f92e00ec6debd23a6088c31dbd2371eca3ffa0defaefb259924204aec6",
+                4_542,
+                "ff7bcfd416de33731a308c3f266cc351222c34898ecbeaf847f06e48f7ec33f2",
+            ),
+        )
+    )
+
     def __len__(self) -> int:
         return len(self.labels)
+
+    @classmethod
+    def download(
+        cls,
+        directory: str | os.PathLike[str] | None = None,
+        *,
+        mirror: str | None = None,
+        progress: bool = True,
+    ) -> Path:
+        """Fetch the four MNIST files into ``directory/mnist/`` (11 MB); return ``directory``.
+
+        Files already there that match their SHA-256 are kept. See ``minitorch.nn.download``
+        for what is guaranteed (verified, atomic, resumable).
+
+        Args:
+            directory: the data folder (default ``$MINITORCH_DATA``, else ``./data``).
+            mirror: base URL serving ``<mirror>/mnist/<file>`` (default
+                ``$MINITORCH_MIRROR``, else the public mirrors).
+            progress: show a progress bar (or one line per file) on stderr.
+
+        Raises:
+            DownloadError: if a file cannot be fetched or does not match its checksum.
+        """
+        root = data_dir(directory)
+        for remote in cls.REMOTES:
+            fetch(
+                sources(remote, "mnist", mirror),
+                root / "mnist" / remote.name,
+                remote,
+                progress=progress,
+            )
+        return root
 
     @classmethod
     def load(cls, folder: str | os.PathLike[str] | None = None, split: str = "train") -> MNIST:
@@ -231,8 +297,54 @@ class SST2:
     sentences: list[list[str]]
     labels: npt.NDArray[np.int64]
 
+    # GLUE's SST-2.zip (SHA-256 and size as published for it).
+    REMOTE: ClassVar[Remote] = Remote(
+        "SST-2.zip",
+        ("https://dl.fbaipublicfiles.com/glue/data/SST-2.zip",),
+        "d67e16fb55739c1b32cdce9877596db1c127dc322d93c082281f64057c16deaa",
+        7_439_277,
+    )
+
     def __len__(self) -> int:
         return len(self.labels)
+
+    @classmethod
+    def download(
+        cls,
+        directory: str | os.PathLike[str] | None = None,
+        *,
+        mirror: str | None = None,
+        progress: bool = True,
+    ) -> Path:
+        """Fetch GLUE's SST-2.zip (7 MB), unpack ``train.tsv``, ``dev.tsv`` into ``sst2/``.
+
+        Nothing is fetched if both files are already there; the archive is deleted once
+        unpacked. Returns ``directory``, ready for ``SST2.load``.
+
+        Args:
+            directory: the data folder (default ``$MINITORCH_DATA``, else ``./data``).
+            mirror: base URL serving ``<mirror>/sst2/SST-2.zip`` (default
+                ``$MINITORCH_MIRROR``, else GLUE's home).
+            progress: show a progress bar (or one line per file) on stderr.
+
+        Raises:
+            DownloadError: if the archive cannot be fetched, does not match its checksum
+                or is damaged.
+        """
+        root = data_dir(directory)
+        folder = root / "sst2"
+        wanted = {f"SST-2/{split}.tsv": folder / f"{split}.tsv" for split in ("train", "dev")}
+        if all(dest.is_file() for dest in wanted.values()):
+            return root
+        archive = fetch(
+            sources(cls.REMOTE, "sst2", mirror),
+            folder / cls.REMOTE.name,
+            cls.REMOTE,
+            progress=progress,
+        )
+        extract(archive, wanted)
+        archive.unlink()
+        return root
 
     @classmethod
     def read(cls, path: str | os.PathLike[str]) -> SST2:
@@ -299,6 +411,62 @@ class GloVe:
 
     index: dict[str, int]
     vectors: npt.NDArray[np.float64]
+
+    # Stanford NLP's glove.6B.zip (SHA-256 and size as published for it): 400,000 words
+    # in 50, 100, 200 and 300 dimensions, one text file each.
+    REMOTE: ClassVar[Remote] = Remote(
+        "glove.6B.zip",
+        ("https://nlp.stanford.edu/data/glove.6B.zip",),
+        "617afb2fe6cbd085c235baf7a465b96f4112bd7f7ccb2b2cbd649fed9cbcf2fb",
+        862_182_613,
+    )
+    DIMS: ClassVar[tuple[int, ...]] = (50, 100, 200, 300)
+
+    @classmethod
+    def download(
+        cls,
+        directory: str | os.PathLike[str] | None = None,
+        *,
+        dim: int = 50,
+        mirror: str | None = None,
+        progress: bool = True,
+    ) -> Path:
+        """Fetch glove.6B.zip (822 MB), unpack ``glove.6B.{dim}d.txt`` into ``glove/``.
+
+        Nothing is fetched if the text file is already there. The archive is deleted once
+        unpacked (fetch it again for another ``dim``); an interrupted transfer resumes
+        where it stopped on the next call. The 50-d file is 171 MB of text for 400,000
+        words: ``GloVe.load(..., vocab=words)`` keeps only the words you need.
+        Returns ``directory``, ready for ``GloVe.load``.
+
+        Args:
+            directory: the data folder (default ``$MINITORCH_DATA``, else ``./data``).
+            dim: 50, 100, 200 or 300.
+            mirror: base URL serving ``<mirror>/glove/glove.6B.zip`` (default
+                ``$MINITORCH_MIRROR``, else Stanford NLP's home).
+            progress: show a progress bar (or one line per file) on stderr.
+
+        Raises:
+            ValueError: for another ``dim``.
+            DownloadError: if the archive cannot be fetched, does not match its checksum
+                or is damaged.
+        """
+        if dim not in cls.DIMS:
+            raise ValueError(f"GloVe 6B vectors come in {cls.DIMS} dimensions, not {dim!r}")
+        root = data_dir(directory)
+        name = f"glove.6B.{dim}d.txt"
+        dest = root / "glove" / name
+        if dest.is_file():
+            return root
+        archive = fetch(
+            sources(cls.REMOTE, "glove", mirror),
+            root / "glove" / cls.REMOTE.name,
+            cls.REMOTE,
+            progress=progress,
+        )
+        extract(archive, {name: dest})
+        archive.unlink()
+        return root
 
     @property
     def dim(self) -> int:
