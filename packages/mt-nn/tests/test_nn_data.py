@@ -76,6 +76,7 @@ def test_mnist_missing_file_says_which_and_how_to_get_it(tmp_path) -> None:
     assert str(tmp_path) in message
     assert "Download" in message
     assert "MINITORCH_DATA" in message
+    assert f"minitorch.nn.MNIST.download({str(tmp_path)!r})" in message
     assert isinstance(info.value, FileNotFoundError)
 
 

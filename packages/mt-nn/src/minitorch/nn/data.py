@@ -50,10 +50,7 @@ _MNIST_HOMES = (
     "https://ossci-datasets.s3.amazonaws.com/mnist/",
     "https://storage.googleapis.com/cvdf-datasets/mnist/",
 )
-MNIST_HOME = (
-    "the MNIST database (http://yann.lecun.com/exdb/mnist/, or a mirror such as "
-    "https://ossci-datasets.s3.amazonaws.com/mnist/)"
-)
+MNIST_HOME = "the MNIST database (a mirror such as https://ossci-datasets.s3.amazonaws.com/mnist/)"
 SST2_HOME = "GLUE's SST-2.zip (https://dl.fbaipublicfiles.com/glue/data/SST-2.zip)"
 GLOVE_HOME = "Stanford NLP's glove.6B.zip (https://nlp.stanford.edu/data/glove.6B.zip)"
 
@@ -74,15 +71,15 @@ def data_dir(path: str | os.PathLike[str] | None = None) -> Path:
     return Path(os.environ.get(DATA_ENV) or "data")
 
 
-def _find(folder: Path, candidates: Sequence[str], what: str, home: str) -> Path:
+def _find(folder: Path, candidates: Sequence[str], what: str, home: str, reader: str) -> Path:
     for name in candidates:
         if (folder / name).is_file():
             return folder / name
     looked = ", ".join(str(folder / c) for c in candidates)
     raise MissingDataError(
         f"{what}: file not found (looked for {looked}). Download it from {home} into "
-        f"{(folder / candidates[0]).parent}, or point --data-dir / ${DATA_ENV} at a folder "
-        "that has it."
+        f"{(folder / candidates[0]).parent} (minitorch.nn.{reader}.download({str(folder)!r}) "
+        f"does that), or point --data-dir / ${DATA_ENV} at a folder that has it."
     )
 
 
@@ -264,7 +261,7 @@ class MNIST:
         paths = []
         for stem in cls.FILES[split]:
             names = [f"mnist/{stem}.gz", f"mnist/{stem}", f"{stem}.gz", stem]
-            paths.append(_find(root, names, f"MNIST {split} {stem}", MNIST_HOME))
+            paths.append(_find(root, names, f"MNIST {split} {stem}", MNIST_HOME, "MNIST"))
         images = read_idx(paths[0], magic=2051)
         labels = read_idx(paths[1], magic=2049)
         if images.ndim != 3 or images.shape[1:] != (28, 28):
@@ -399,7 +396,7 @@ class SST2:
             raise ValueError(f"SST-2 split must be 'train' or 'dev', got {split!r}")
         root = data_dir(folder)
         names = [f"sst2/{split}.tsv", f"SST-2/{split}.tsv", f"{split}.tsv"]
-        return cls.read(_find(root, names, f"SST-2 {split}", SST2_HOME))
+        return cls.read(_find(root, names, f"SST-2 {split}", SST2_HOME, "SST2"))
 
 
 # ---------------------------------------------------------------------------------- GloVe
@@ -569,4 +566,4 @@ class GloVe:
         root = data_dir(folder)
         stems = [f"glove.6B.{dim}d.txt"] + (["glove50_sst2.txt"] if dim == 50 else [])
         names = [f"{d}{s}{z}" for s in stems for d in ("glove/", "") for z in (".gz", "")]
-        return cls.read(_find(root, names, f"GloVe {dim}-d vectors", GLOVE_HOME), vocab)
+        return cls.read(_find(root, names, f"GloVe {dim}-d vectors", GLOVE_HOME, "GloVe"), vocab)
