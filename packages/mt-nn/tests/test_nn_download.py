@@ -15,6 +15,7 @@ import socket
 import struct
 import sys
 import threading
+import time
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -242,9 +243,14 @@ def test_no_partial_file_is_visible_under_the_final_name(server, tmp_path) -> No
 
     thread = threading.Thread(target=run)
     thread.start()
-    assert b.pause.wait(timeout=30)
+    assert b.pause.wait(timeout=30)  # the server has sent half and waits
+    part = tmp_path / ".f.bin.part"
+    for _ in range(3000):  # until the client has written some of it (at most 30 s)
+        if part.is_file() and part.stat().st_size > 0:
+            break
+        time.sleep(0.01)
+    assert part.stat().st_size > 0
     assert not (tmp_path / "f.bin").exists()  # half-way: only the .part file
-    assert (tmp_path / ".f.bin.part").exists()
     b.resume.set()
     thread.join(timeout=30)
     assert not errors
