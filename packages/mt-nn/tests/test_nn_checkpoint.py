@@ -142,6 +142,13 @@ def test_integer_parameters_load_as_float(tmp_path) -> None:
     np.testing.assert_array_equal(values(model)["head.bias"], [0.0, 1.0, 2.0, 3.0])
 
 
+def test_a_plain_npz_of_other_arrays_does_not_match(tmp_path) -> None:
+    path = tmp_path / "other.npz"
+    np.savez(path, weight=np.zeros((2, 2)))
+    with pytest.raises(nn.CheckpointError, match=r"does not match Small: missing parameters"):
+        nn.load_checkpoint(Small(1), path)
+
+
 def test_npy_renamed_npz(tmp_path) -> None:
     """Regression (issue 12 item 3): a ``.npy`` file named ``.npz`` gave a TypeError."""
     path = tmp_path / "model.npz"

@@ -203,7 +203,7 @@ def load_checkpoint(model: Module, path: str | os.PathLike[str]) -> dict[str, An
     if not source.is_file():
         raise FileNotFoundError(f"checkpoint {source} does not exist")
     arrays = _read(source)
-    metadata = _metadata(source, arrays.pop(_META, None))
+    meta_raw = arrays.pop(_META, None)
     tensors = _tensors(model)
     problems = []
     missing = sorted(set(tensors) - set(arrays))
@@ -225,6 +225,7 @@ def load_checkpoint(model: Module, path: str | os.PathLike[str]) -> dict[str, An
         raise CheckpointError(
             f"checkpoint {source} does not match {type(model).__name__}: " + "; ".join(problems)
         )
+    metadata = _metadata(source, meta_raw)
     # Every check passed: build every new tensor, then assign them all.
     new = {
         name: from_numpy(arrays[name].astype(np.float64), backend=t.backend)
