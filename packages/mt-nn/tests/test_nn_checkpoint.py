@@ -262,3 +262,16 @@ def test_stale_temporaries_rule(tmp_path) -> None:
     assert names["alive_ancient"] not in left
     for key in ("dead_fresh", "alive_old", "other_checkpoint", "not_ours"):
         assert names[key] in left
+
+
+def test_stale_temporaries_of_a_name_with_glob_characters(tmp_path) -> None:
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stray = tmp_path / f".m[1]*.npz.{dead.pid}.abc.tmp"
+    other = tmp_path / f".m1x.npz.{dead.pid}.abc.tmp"  # would match an unescaped [1]*
+    for path in (stray, other):
+        path.write_bytes(b"x")
+        age(path, 120)
+    nn.save_checkpoint(Small(0), tmp_path / "m[1]*.npz")
+    assert not stray.exists()
+    assert other.exists()

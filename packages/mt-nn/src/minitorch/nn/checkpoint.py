@@ -17,6 +17,7 @@ name, shape and dtype) before it changes anything, so a bad file leaves the mode
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import tempfile
@@ -71,7 +72,7 @@ def _remove_stale_temporaries(target: Path) -> None:
     """Remove the temporary files of earlier saves of ``target`` that were killed."""
     prefix = f".{target.name}."
     now = time.time()
-    for path in target.parent.glob(f"{glob_escape(prefix)}*.tmp"):
+    for path in target.parent.glob(f"{glob.escape(prefix)}*.tmp"):
         pid_text = path.name[len(prefix) :].split(".", 1)[0]
         try:
             idle = now - path.stat().st_mtime
@@ -80,11 +81,6 @@ def _remove_stale_temporaries(target: Path) -> None:
         dead = pid_text.isdigit() and not _running(int(pid_text))
         if (dead and idle > _STALE_DEAD) or idle > _STALE_ANY:
             path.unlink(missing_ok=True)
-
-
-def glob_escape(text: str) -> str:
-    """``text`` with the glob metacharacters ``*?[`` escaped."""
-    return "".join(f"[{c}]" if c in "*?[" else c for c in text)
 
 
 def save_checkpoint(model: Module, path: str | os.PathLike[str], **metadata: Any) -> Path:
