@@ -245,3 +245,11 @@ def test_grad_check_catches_a_wrong_backward():
     grad_check(lambda t: t * t, x)
     with pytest.raises(AssertionError, match="gradient check failed"):
         grad_check(WrongSquare.apply, x)
+
+
+def test_inv_backward_of_tiny_values_is_minus_inf():
+    """Regression (issue 12 item 2): the simple backend raised ZeroDivisionError."""
+    x = tensor([1e-200, -1e-200, 2.0], requires_grad=True)
+    (1.0 / x).sum().backward()
+    assert x.grad is not None
+    np.testing.assert_array_equal(x.grad.to_numpy(), [-np.inf, -np.inf, -0.25])
