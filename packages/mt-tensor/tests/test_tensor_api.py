@@ -320,3 +320,10 @@ def test_map_into_out_needs_the_input_to_broadcast_to_out(a_shape, out_shape):
         SimpleBackend.id_map(ones(a_shape), zeros(out_shape))
     assert str(a_shape) in str(err.value)
     assert str(out_shape) in str(err.value)
+
+
+@pytest.mark.parametrize("order", [(None, 0), (0.0, 1), (True, 0), ("1", "0")])
+def test_permute_with_non_int_entries_names_the_order(order):
+    """Regression (issue 12 item 13): ``permute(None, 0)`` raised sorted()'s TypeError."""
+    with pytest.raises(IndexingError, match=r"not a permutation of \(0, 1\).*int"):
+        zeros((2, 3)).permute(*order)

@@ -151,6 +151,11 @@ class Tensor(GraphNode):
         return self._tensor.shape
 
     @property
+    def version(self) -> int:
+        """How many in-place writes this tensor's storage has seen (shared with its views)."""
+        return self._tensor.version.value
+
+    @property
     def size(self) -> int:
         """The number of elements."""
         return self._tensor.size
@@ -174,13 +179,19 @@ class Tensor(GraphNode):
         return self
 
     def detach(self) -> Tensor:
-        """Return a constant tensor sharing this tensor's storage."""
+        """Return a constant tensor sharing this tensor's storage (and version counter)."""
         return Tensor(self._tensor, backend=self.backend)
 
     # ------------------------------------------------------------------ the Variable protocol
     # unique_id, is_leaf, is_constant, parents and requires_grad come from GraphNode.
     def chain_rule(self, d_output: Tensor) -> Iterable[builtins.tuple[Tensor, Tensor]]:
-        """Return ``(input, gradient)`` for each non-constant input, summed to its shape."""
+        """Return ``(input, gradient)`` for each non-constant input, summed to its shape.
+
+        Raises:
+            RuntimeError: if a tensor the function saved was written in place since.
+        """
+        if self.history is not None:
+            self.history.check_saved_versions()
         return [(x, x._reduce_to_shape(g)) for x, g in self._input_derivatives(d_output)]
 
     def accumulate_derivative(self, x: Tensor) -> None:
@@ -384,7 +395,7 @@ class Tensor(GraphNode):
     def zero_(self) -> Tensor:
         """Fill with zeros in place (a constant's values only); return self."""
         fresh = self.zeros(self.shape)
-        self.backend.id_map(fresh, self)
+        self.backend.id_map(fresh, self)  # an in-place write: map bumps the version
         return self
 
     # ------------------------------------------------------------------ reading values
