@@ -327,3 +327,17 @@ def test_permute_with_non_int_entries_names_the_order(order):
     """Regression (issue 12 item 13): ``permute(None, 0)`` raised sorted()'s TypeError."""
     with pytest.raises(IndexingError, match=r"not a permutation of \(0, 1\).*int"):
         zeros((2, 3)).permute(*order)
+
+
+def test_np_array_of_a_tensor_gives_its_values():
+    """Regression (issue 12 item 9): ``np.array(tensor)`` returned an empty array."""
+    t = tensor([[1.0, 2.0], [3.0, 4.0]])
+    np.testing.assert_array_equal(np.array(t), [[1.0, 2.0], [3.0, 4.0]])
+    np.testing.assert_array_equal(np.asarray(t.permute(1, 0)), [[1.0, 3.0], [2.0, 4.0]])
+    assert np.array(t, dtype=np.float32).dtype == np.float32
+    copied = np.array(t, copy=True)
+    copied[0, 0] = 9.0
+    assert t[0, 0] == 1.0
+    shared = np.asarray(t)
+    shared[0, 0] = 9.0  # np.asarray shares host memory, as with torch tensors
+    assert t[0, 0] == 9.0

@@ -11,7 +11,7 @@ import builtins
 import numbers
 from collections.abc import Iterable, Sequence
 from math import prod
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
@@ -426,6 +426,22 @@ class Tensor(GraphNode):
         view = TensorData(host, self.shape, self._tensor.strides).to_numpy()
         copy: npt.NDArray[np.float64] = view.copy()  # numpy's stubs type .copy() as Any
         return copy
+
+    def __array__(
+        self, dtype: npt.DTypeLike | None = None, copy: bool | None = None
+    ) -> npt.NDArray[Any]:
+        """The values for ``np.array(t)`` / ``np.asarray(t)`` (numpy's array protocol).
+
+        Host storage is shared unless ``copy=True`` or a ``dtype`` conversion needs a copy;
+        ``copy=False`` raises ValueError when a copy cannot be avoided (device storage).
+        """
+        device = not isinstance(self._tensor.storage, np.ndarray)
+        if copy is False and (device or (dtype is not None and np.dtype(dtype) != np.float64)):
+            raise ValueError("np.array(tensor, copy=False): the values must be copied here")
+        values = self.to_numpy()
+        if dtype is not None:
+            values = values.astype(dtype, copy=False)
+        return values.copy() if copy else values
 
     def __repr__(self) -> str:
         body = self._tensor.to_string(self.to_numpy())
