@@ -341,3 +341,46 @@ def test_np_array_of_a_tensor_gives_its_values():
     shared = np.asarray(t)
     shared[0, 0] = 9.0  # np.asarray shares host memory, as with torch tensors
     assert t[0, 0] == 9.0
+
+
+SHAPE_MAKERS = [zeros, ones, rand]
+
+
+@pytest.mark.parametrize("make", SHAPE_MAKERS)
+@pytest.mark.parametrize("shape", [(2.9, 3), (True, 2), (2, False), 3.0, "3", (None,), ((2,),)])
+def test_non_integer_shapes_are_a_type_error(make, shape):
+    """Regression (issue 12 items 10, 13): floats were truncated, bools taken as sizes."""
+    with pytest.raises(TypeError, match=r"int"):
+        make(shape)
+
+
+@pytest.mark.parametrize("make", SHAPE_MAKERS)
+def test_numpy_integer_sizes_are_accepted(make):
+    assert make((np.int64(2), np.int32(3))).shape == (2, 3)
+    assert make(np.int64(4)).shape == (4,)
+    assert make(np.array([2, 1])).shape == (2, 1)
+
+
+@pytest.mark.parametrize("shape", [-5, (-1, 3), (2, -2)])
+def test_negative_sizes_raise_the_same_error_for_ints_and_tuples(shape):
+    """Regression (issue 12 item 13): ``zeros(-5)`` gave numpy's ValueError."""
+    with pytest.raises(IndexingError, match=r"negative size \(-\d\)"):
+        zeros(shape)
+
+
+@pytest.mark.parametrize("shape", [(3.9, 2), (True, 6), (6.0,), ("6",)])
+def test_view_with_non_integer_sizes_is_a_type_error(shape):
+    """Regression (issue 12 item 10): ``view(3.9, 2)`` viewed as (3, 2)."""
+    with pytest.raises(TypeError, match=r"int"):
+        zeros((2, 3)).view(*shape)
+
+
+@pytest.mark.parametrize("shape", [(-2, -3), (-2, 3), (6, -3)])
+def test_view_with_sizes_below_minus_one_says_so(shape):
+    """Regression (issue 12 item 13): the message said (-2, -3) had 6 elements."""
+    with pytest.raises(IndexingError, match=r"non-negative, or -1"):
+        zeros((2, 3)).view(*shape)
+
+
+def test_view_accepts_numpy_integer_sizes():
+    assert zeros((2, 3)).view(np.int64(3), np.int64(2)).shape == (3, 2)

@@ -50,6 +50,7 @@ from .tensor_data import (
     UserShape,
     broadcasts_to,
     check_dim,
+    check_shape,
     shape_broadcast,
 )
 from .tensor_ops import SimpleBackend, TensorBackend
@@ -380,7 +381,7 @@ class Tensor(GraphNode):
         """
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
-        return View.apply(self, _resolve_shape(tuple(int(s) for s in shape), self.shape))
+        return View.apply(self, _resolve_shape(shape, self.shape))
 
     def contiguous(self) -> Tensor:
         """Return this tensor if contiguous, else a contiguous copy."""
@@ -455,8 +456,24 @@ class Tensor(GraphNode):
         return f"tensor({body}{extra})"
 
 
-def _resolve_shape(shape: tuple[int, ...], old: tuple[int, ...]) -> tuple[int, ...]:
+def _resolve_shape(shape: tuple[Any, ...], old: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape ``view`` asks for, with its one ``-1`` (if any) inferred.
+
+    Raises:
+        TypeError: for a size that is not an int.
+        IndexingError: for a size below -1, two -1s, or a different number of elements.
+    """
+    for s in shape:
+        if not isinstance(s, (int, np.integer)) or isinstance(s, (bool, np.bool_)):
+            raise TypeError(
+                f"view{shape!r}: every size must be an int, got {s!r} ({type(s).__name__})"
+            )
+    shape = tuple(int(s) for s in shape)
     size = prod(old)
+    if any(s < -1 for s in shape):
+        raise IndexingError(
+            f"view{shape}: sizes must be non-negative, or -1 for the one size to infer"
+        )
     if shape.count(-1) > 1:
         raise IndexingError(f"view shape {shape} has more than one -1")
     if -1 in shape:
@@ -464,9 +481,9 @@ def _resolve_shape(shape: tuple[int, ...], old: tuple[int, ...]) -> tuple[int, .
         if rest == 0 or size % rest:
             raise IndexingError(f"cannot view a tensor of shape {old} as {shape}")
         shape = tuple(size // rest if s == -1 else s for s in shape)
-    if any(s < 0 for s in shape) or prod(shape) != size:
+    if prod(shape) != size:
         raise IndexingError(
             f"cannot view a tensor of shape {old} ({size} elements) as {shape} "
             f"({prod(shape)} elements)"
         )
-    return shape
+    return check_shape(shape)

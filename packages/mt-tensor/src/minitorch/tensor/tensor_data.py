@@ -30,6 +30,7 @@ __all__ = [
     "broadcast_index",
     "broadcasts_to",
     "check_dim",
+    "check_shape",
     "index_to_position",
     "is_contiguous_layout",
     "shape_broadcast",
@@ -161,13 +162,38 @@ def strides_from_shape(shape: UserShape) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
-def _check_shape(shape: UserShape) -> tuple[int, ...]:
+def _is_int(x: Any) -> bool:
+    """True for a Python or numpy integer that is not a bool."""
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+def check_shape(shape: Any) -> tuple[int, ...]:
+    """Return ``shape`` as a tuple of ints (a single int is a 1-D shape), after checking it.
+
+    The one shape validator: ``zeros ones rand``, ``TensorData`` and ``view`` use it.
+
+    Raises:
+        TypeError: if ``shape`` is not an int or a sequence of ints (floats and bools are
+            not sizes; numpy integers are).
+        IndexingError: for a negative size, or more than ``MAX_DIMS`` dimensions.
+    """
+    if _is_int(shape):
+        shape = (shape,)
     try:
-        out = tuple(int(s) for s in shape)
-    except (TypeError, ValueError):
-        raise IndexingError(f"a shape is a sequence of ints, got {shape!r}") from None
-    if any(s < 0 for s in out) or any(isinstance(s, bool) for s in shape):
-        raise IndexingError(f"shape {out} has a negative size")
+        entries = tuple(shape)
+    except TypeError:
+        raise TypeError(
+            f"a shape is an int or a sequence of ints, got {type(shape).__name__}: {shape!r}"
+        ) from None
+    for s in entries:
+        if not _is_int(s):
+            raise TypeError(
+                f"shape {entries!r}: every size must be an int, got {s!r} ({type(s).__name__})"
+            )
+    out = tuple(int(s) for s in entries)
+    negative = [s for s in out if s < 0]
+    if negative:
+        raise IndexingError(f"shape {out} has a negative size ({negative[0]})")
     if len(out) > MAX_DIMS:
         raise IndexingError(f"shape {out} has {len(out)} dimensions; at most {MAX_DIMS}")
     return out
@@ -221,7 +247,7 @@ class TensorData:
         elif isinstance(storage, (list, tuple)):
             storage = np.array(storage, dtype=np.float64)
         self._storage = storage
-        shape_t = _check_shape(shape)
+        shape_t = check_shape(shape)
         if strides is None:
             strides_t = strides_from_shape(shape_t)
         else:
