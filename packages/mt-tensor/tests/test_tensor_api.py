@@ -384,3 +384,27 @@ def test_view_with_sizes_below_minus_one_says_so(shape):
 
 def test_view_accepts_numpy_integer_sizes():
     assert zeros((2, 3)).view(np.int64(3), np.int64(2)).shape == (3, 2)
+
+
+@pytest.mark.parametrize("key", [slice(0, 1), (0, slice(None)), Ellipsis, (None, 0)])
+def test_slicing_says_it_is_not_supported(key):
+    """Regression (issue 12 item 13): ``t[0:1]`` said "'slice' object is not iterable"."""
+    t = zeros((2, 3))
+    with pytest.raises(TypeError, match="slicing is not supported"):
+        t[key]
+    with pytest.raises(TypeError, match="slicing is not supported"):
+        t[key] = 1.0
+
+
+@pytest.mark.parametrize("key", [(0.0, 1), ("a", 0), (True, 0)])
+def test_non_integer_index_entries_are_an_indexing_error(key):
+    with pytest.raises(IndexingError, match="ints"):
+        zeros((2, 3))[key]
+
+
+def test_function_apply_without_a_tensor_argument_says_so():
+    """Regression (issue 12 item 13): ``Function.apply`` with no tensor raised IndexError."""
+    from minitorch.tensor import Neg
+
+    with pytest.raises(TypeError, match=r"Neg.apply needs at least one Tensor"):
+        Neg.apply(3.0)

@@ -411,12 +411,10 @@ class Tensor(GraphNode):
         return float(self._tensor.storage[self._tensor.index((0,) * self.dims)])
 
     def __getitem__(self, key: int | Sequence[int]) -> float:
-        key = (key,) if isinstance(key, (int, np.integer)) else tuple(key)
-        return self._tensor.get(key)
+        return self._tensor.get(_index_key(key))
 
     def __setitem__(self, key: int | Sequence[int], val: float) -> None:
-        key = (key,) if isinstance(key, (int, np.integer)) else tuple(key)
-        self._tensor.set(key, float(val))
+        self._tensor.set(_index_key(key), float(val))
 
     def to_numpy(self) -> npt.NDArray[np.float64]:
         """Return the values as a numpy array: a view (no copy) for host storage."""
@@ -454,6 +452,23 @@ class Tensor(GraphNode):
             if self.history is not None and self.history.last_fn is not None:
                 extra += f", grad_fn={self.history.last_fn.__name__}"
         return f"tensor({body}{extra})"
+
+
+def _index_key(key: Any) -> tuple[int, ...]:
+    """The index tuple of ``t[key]``: ``t[i]`` or ``t[i, j]`` with one int per dimension.
+
+    Raises:
+        TypeError: for a slice, ``...``, ``None`` or anything that is not an int or a tuple
+            of ints (tensors are indexed element by element; no slicing yet).
+    """
+    entries = key if isinstance(key, (tuple, list)) else (key,)
+    for k in entries:
+        if isinstance(k, slice) or k is Ellipsis or k is None:
+            raise TypeError(
+                f"tensor index {key!r}: slicing is not supported, index one element with an "
+                "int per dimension (t[i, j]); use view/permute to reshape"
+            )
+    return tuple(entries)
 
 
 def _resolve_shape(shape: tuple[Any, ...], old: tuple[int, ...]) -> tuple[int, ...]:
