@@ -408,3 +408,23 @@ def test_function_apply_without_a_tensor_argument_says_so():
 
     with pytest.raises(TypeError, match=r"Neg.apply needs at least one Tensor"):
         Neg.apply(3.0)
+
+
+@pytest.mark.parametrize(
+    ("array", "kind"),
+    [
+        (np.array([1 + 2j, 3.0]), "complex"),
+        (np.array(["1.0", "2.0"]), "<U"),
+        (np.array([1.0, None], dtype=object), "object"),
+    ],
+)
+def test_from_numpy_rejects_non_real_dtypes(array, kind):
+    """Regression (issue 12 item 12): complex input lost its imaginary part with a warning."""
+    with pytest.raises(TypeError, match=kind):
+        from_numpy(array)
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int32, np.uint8, np.float32, np.float64])
+def test_from_numpy_converts_real_dtypes(dtype):
+    t = from_numpy(np.array([0, 1, 1], dtype=dtype))
+    np.testing.assert_array_equal(t.to_numpy(), [0.0, 1.0, 1.0])

@@ -107,10 +107,18 @@ def from_numpy(
     """Make a tensor from a numpy array.
 
     A C-contiguous float64 array on a host backend is shared, not copied (changes to one show
-    in the other, as with ``torch.from_numpy``); anything else is converted.
+    in the other, as with ``torch.from_numpy``); other real dtypes are converted.
+
+    Raises:
+        TypeError: for a complex, string, object or other non-real dtype.
     """
     arr = np.asarray(array)
     if arr.dtype != np.float64:
+        if arr.dtype.kind not in "biuf":
+            raise TypeError(
+                f"from_numpy takes an array of real numbers (bool, int or float), got dtype "
+                f"{arr.dtype}" + (": take .real or abs() first" if arr.dtype.kind == "c" else "")
+            )
         arr = arr.astype(np.float64)
     shape = arr.shape if arr.ndim else (1,)
     if not arr.flags.c_contiguous:
