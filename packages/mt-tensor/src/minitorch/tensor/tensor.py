@@ -109,7 +109,7 @@ class Tensor(GraphNode):
 
     def zeros(self, shape: UserShape | None = None) -> Tensor:
         """Return a constant zero tensor on this tensor's backend (default: same shape)."""
-        shape = self.shape if shape is None else tuple(shape)
+        shape = self.shape if shape is None else check_shape(shape)
         size = prod(shape)
         return Tensor(TensorData(self.backend.ops.storage_zeros(size), shape), backend=self.backend)
 
