@@ -21,6 +21,7 @@ import importlib
 import importlib.metadata
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -208,6 +209,40 @@ def test_package_root_has_an_explicit_all(name):
     assert len(set(exported)) == len(exported), f"{init}: duplicate names in __all__"
     unbound = sorted(set(exported) - _bound_names(tree))
     assert unbound == [], f"{init}: __all__ names {unbound} that the module does not define"
+
+
+# One shape for every package (issue 11): README sections and the changelog's format.
+
+README_SECTIONS = ["Install", "Use", "Course tasks", "Design", "Figures"]
+CHANGE_KINDS = {"Added", "Changed", "Deprecated", "Removed", "Fixed", "Security"}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_readme_sections_in_the_shared_order(name):
+    text = (REPO_ROOT / PACKAGES[name].path / "README.md").read_text(encoding="utf-8")
+    sections = re.findall(r"^## (.+)$", text, flags=re.MULTILINE)
+    assert sections == README_SECTIONS, (
+        f"{name}/README.md: after the introduction (what it is) the sections are "
+        f"{README_SECTIONS}; put anything else under one of them as ### (found {sections})"
+    )
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_changelog_keeps_a_changelog_with_dates(name):
+    text = (REPO_ROOT / PACKAGES[name].path / "CHANGELOG.md").read_text(encoding="utf-8")
+    assert "[Keep a Changelog](https://keepachangelog.com/en/1.1.0/)" in text
+    versions = re.findall(r"^## (.+)$", text, flags=re.MULTILINE)
+    assert versions[0] == "[Unreleased]", f"{name}: the first section is ## [Unreleased]"
+    for heading in versions[1:]:
+        assert re.fullmatch(r"\[\d+\.\d+\.\d+\] - \d{4}-\d{2}-\d{2}", heading), (
+            f"{name}/CHANGELOG.md: {heading!r} is not '[A.B.C] - YYYY-MM-DD'"
+        )
+    kinds = set(re.findall(r"^### (.+)$", text, flags=re.MULTILINE))
+    assert kinds <= CHANGE_KINDS, f"{name}/CHANGELOG.md: unknown subsections {kinds - CHANGE_KINDS}"
+    if versions[1:]:
+        assert versions[1] == f"[{PACKAGES[name].version}] - " + versions[1].split(" - ")[-1], (
+            f"{name}: the newest released section is its __about__.py version"
+        )
 
 
 # Imports.

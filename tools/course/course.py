@@ -294,8 +294,7 @@ def _test_tree(layer: Layer, where: Path, *, hidden: bool) -> Path:
 
 
 def _wheelhouse(cal: Calendar, layers: Iterable[str], where: Path) -> Path:
-    """Build the wheels of ``layers`` (and of mt-root, which every layer requires) from the
-    checkout into ``where``."""
+    """Build the wheels of ``layers``, and of mt-root that every layer requires, into ``where``."""
     where.mkdir(parents=True, exist_ok=True)
     build_wheel(REPO / "packages" / "mt-root", where)
     for name in layers:
