@@ -1,8 +1,9 @@
-"""CUDA kernels for 2-D convolution (1-D is ``height = 1``), for tensors on ``CudaBackend``.
+"""The convolution kernels of ``CudaBackend``: CUDA, one thread (or block) per output value.
 
-Imported only when a convolution meets a tensor whose backend has ``cuda=True``, so
-``import minitorch.nn`` never loads the CUDA toolchain. The semantics are those of
-``_kernels`` (the CPU kernels); see ``conv`` for the formulas.
+They compute what ``conv_simple`` computes (read that first; the formulas are there), with
+the same two functions over flat device storages. ``conv``'s table imports this module
+only when a convolution meets a ``CudaBackend`` tensor, so ``import minitorch.nn`` never
+loads the CUDA toolchain.
 
 - ``conv_forward``: one thread per output element ``(b, o, y, x)``, summing over
   ``(c, i, j)`` and skipping positions past the edge (the zero padding).
@@ -89,13 +90,13 @@ def _weight_grad_kernel(gw, gout, inp, batch, in_ch, out_ch, height, width, kh, 
 def conv_forward(
     out: Any,
     inp: Any,
-    w: Any,
+    weight: Any,
+    weight_strides: tuple[int, int, int, int],
     bias: Any,
-    sizes: tuple[int, ...],
-    ws: tuple[int, ...],
+    sizes: tuple[int, int, int, int, int, int, int],
     reverse: bool,
 ) -> None:
-    """Launch the forward kernel on device storages (see ``_kernels.conv_forward``)."""
+    """Write ``bias[o] + conv(inp[b], weight[o])`` into ``out`` (see ``conv_simple``)."""
     require_device()
     batch, in_ch, height, width, out_ch, kh, kw = sizes
     size = batch * out_ch * height * width
@@ -103,12 +104,30 @@ def conv_forward(
         return
     blocks, threads = elementwise_launch(size)
     _forward_kernel[blocks, threads](
-        out, inp, w, bias, batch, in_ch, out_ch, height, width, kh, kw, *ws, bool(reverse)
+        out,
+        inp,
+        weight,
+        bias,
+        batch,
+        in_ch,
+        out_ch,
+        height,
+        width,
+        kh,
+        kw,
+        *weight_strides,
+        bool(reverse),
     )
 
 
-def conv_weight_grad(gw: Any, gout: Any, inp: Any, sizes: tuple[int, ...], reverse: bool) -> None:
-    """Launch the weight-gradient kernel on device storages (see ``_kernels``)."""
+def conv_weight_grad(
+    grad_weight: Any,
+    grad_out: Any,
+    inp: Any,
+    sizes: tuple[int, int, int, int, int, int, int],
+    reverse: bool,
+) -> None:
+    """Write the weight's gradient into ``grad_weight`` (see ``conv_simple``)."""
     require_device()
     batch, in_ch, height, width, out_ch, kh, kw = sizes
     blocks = out_ch * in_ch * kh * kw
@@ -116,5 +135,5 @@ def conv_weight_grad(gw: Any, gout: Any, inp: Any, sizes: tuple[int, ...], rever
         return
     threads = reduction_threads(batch * height * width)
     _weight_grad_kernel[blocks, threads](
-        gw, gout, inp, batch, in_ch, out_ch, height, width, kh, kw, bool(reverse)
+        grad_weight, grad_out, inp, batch, in_ch, out_ch, height, width, kh, kw, bool(reverse)
     )
