@@ -20,27 +20,14 @@ import argparse
 import importlib.util
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from example_support import best_time
 
 from minitorch.cuda import CudaBackend, is_available
 from minitorch.cuda.device import simulator_enabled
 from minitorch.tensor import Tensor, from_numpy
-
-
-@dataclass
-class Row:
-    """One line of the table: seconds per call for MiniTorch and PyTorch, and the work."""
-
-    name: str
-    ours: float | None
-    torch: float | None = None
-    flops: float | None = None
-    nbytes: float | None = None
-    note: str = ""
+from mt_examples.bench import Row, best_time, import_torch
 
 
 def check_gpu() -> None:
@@ -66,15 +53,6 @@ def synchronize() -> None:
     cuda.synchronize()
 
 
-def _torch() -> Any:
-    """PyTorch if it is installed with CUDA support, else None."""
-    if importlib.util.find_spec("torch") is None:
-        return None
-    import torch
-
-    return torch if torch.cuda.is_available() else None
-
-
 def _measure(
     name: str,
     ours: Callable[[], Any],
@@ -84,7 +62,7 @@ def _measure(
     **work: float,
 ) -> Row:
     """Time both sides; an out-of-memory error becomes a note, not a crash."""
-    row = Row(name, None, **work)  # type: ignore[arg-type]
+    row = Row(name, None, **work)
     try:
         row.ours = best_time(ours, repeat, synchronize)
     except Exception as e:  # e.g. CUDA_ERROR_OUT_OF_MEMORY at 1e8 on a small GPU
@@ -282,7 +260,7 @@ def main(argv: Sequence[str] | None = None) -> str:
     parser.add_argument("--no-torch", action="store_true", help="skip the PyTorch column")
     args = parser.parse_args(argv)
     check_gpu()
-    torch = None if args.no_torch else _torch()
+    torch = None if args.no_torch else import_torch(cuda=True)
     if args.quick:
         sizes, sides, mats = [1_000_000], [1024], [256, 512]
     else:
@@ -296,7 +274,3 @@ def main(argv: Sequence[str] | None = None) -> str:
     if torch is None:
         print("\n(PyTorch with CUDA is not installed: its column is empty.)")
     return table
-
-
-if __name__ == "__main__":
-    main()

@@ -12,37 +12,14 @@ time over NumPy's (lower is better; 1.0 is parity). Matmul rows report GFLOP/s.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from example_support import best_time
 
 from minitorch.fast import FastBackend
 from minitorch.tensor import Tensor, from_numpy
-
-
-@dataclass
-class Row:
-    """One line of the table."""
-
-    name: str
-    ours: float
-    numpy: float | None
-    torch: float | None = None
-    flops: float | None = None
-
-
-def _torch() -> Any:
-    if importlib.util.find_spec("torch") is None:
-        return None
-    import torch
-
-    torch.set_num_threads(2)
-    return torch
-
+from mt_examples.bench import Row, best_time, import_torch
 
 Case = tuple[str, Callable[[], Any], Callable[[], Any], Callable[[], Any] | None]
 """``(name, ours, numpy, torch or None)``: the same operation in each library."""
@@ -108,8 +85,8 @@ def elementwise_rows(sizes: Sequence[int], repeat: int, torch: Any) -> list[Row]
                     Row(
                         f"{name} {n:.0e} {layout}",
                         best_time(ours, repeat),
-                        best_time(ref, repeat),
-                        best_time(tref, repeat) if tref else None,
+                        numpy=best_time(ref, repeat),
+                        torch=best_time(tref, repeat) if tref else None,
                     )
                 )
     return rows
@@ -122,8 +99,8 @@ def sum_row(x: np.ndarray, dim: int, repeat: int, torch: Any) -> Row:
     return Row(
         f"sum dim {dim} {x.shape[0]}x{x.shape[1]}",
         best_time(lambda: FastBackend.add_reduce(a, dim), repeat),
-        best_time(lambda: x.sum(axis=dim, keepdims=True), repeat),
-        best_time(lambda: tx.sum(dim, keepdim=True), repeat) if tx is not None else None,
+        numpy=best_time(lambda: x.sum(axis=dim, keepdims=True), repeat),
+        torch=best_time(lambda: tx.sum(dim, keepdim=True), repeat) if tx is not None else None,
     )
 
 
@@ -146,8 +123,8 @@ def matmul_row(x: np.ndarray, y: np.ndarray, repeat: int, torch: Any) -> Row:
     return Row(
         f"matmul {n}x{n}",
         best_time(lambda: a @ b, reps),
-        best_time(lambda: x @ y, reps),
-        best_time(lambda: tx @ ty, reps) if tx is not None else None,
+        numpy=best_time(lambda: x @ y, reps),
+        torch=best_time(lambda: tx @ ty, reps) if tx is not None else None,
         flops=2.0 * n**3,
     )
 
@@ -223,7 +200,7 @@ def mlp_step_row(repeat: int, torch: Any, batch: int = 50, hidden: int = 100) ->
             topt.step()
 
         torch_time = best_time(theirs, repeat)
-    return Row(f"MLP step b={batch} h={hidden}", best_time(ours, repeat), None, torch_time)
+    return Row(f"MLP step b={batch} h={hidden}", best_time(ours, repeat), torch=torch_time)
 
 
 def format_table(rows: Sequence[Row]) -> str:
@@ -235,12 +212,12 @@ def format_table(rows: Sequence[Row]) -> str:
 
     def cell(t: float | None, flops: float | None) -> str:
         if t is None:
-            return "–"
+            return "-"
         return f"{flops / t / 1e9:.1f} GFLOP/s" if flops else f"{t * 1e3:.3f} ms"
 
     for r in rows:
-        ratio_np = f"{r.ours / r.numpy:.2f}×" if r.numpy else "–"
-        ratio_t = f"{r.ours / r.torch:.2f}×" if r.torch else "–"
+        ratio_np = f"{r.ours / r.numpy:.2f}x" if r.ours and r.numpy else "-"
+        ratio_t = f"{r.ours / r.torch:.2f}x" if r.ours and r.torch else "-"
         lines.append(
             f"| {r.name} | {cell(r.ours, r.flops)} | {cell(r.numpy, r.flops)} | {ratio_np} | "
             f"{cell(r.torch, r.flops)} | {ratio_t} |"
@@ -266,7 +243,7 @@ def main(argv: Sequence[str] | None = None) -> str:
     )
     args = parser.parse_args(argv)
     only = set(args.only or SECTIONS)
-    torch = None if args.no_torch else _torch()
+    torch = None if args.no_torch else import_torch(threads=2)
     if args.quick:
         sizes, sides, mats = [10_000], [100], [32, 64]
     else:
@@ -285,7 +262,3 @@ def main(argv: Sequence[str] | None = None) -> str:
     if torch is None:
         print("\n(PyTorch is not installed: its columns are empty.)")
     return table
-
-
-if __name__ == "__main__":
-    main()

@@ -20,14 +20,9 @@ of ``--threads`` (default: 1 and every core).
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
-import statistics
-import sys
-import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from statistics import median
 from typing import Any
 
 import numba
@@ -37,33 +32,22 @@ from minitorch.autodiff import SGD, no_grad
 from minitorch.fast import FastBackend
 from minitorch.nn import nll_loss
 from minitorch.tensor import from_numpy
+from mt_examples.bench import Row, import_torch, step_times
+from mt_examples.train_mnist import Network
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from train_mnist import Network  # examples/ is not a package: found by path
-
-__all__ = ["Row", "bench_step", "main", "torch_network"]
+__all__ = ["bench_step", "line", "main", "torch_network"]
 
 
-@dataclass
-class Row:
-    """One line of the table: step times in seconds."""
-
-    batch: int
-    threads: int
-    ours: list[float]
-    theirs: list[float] | None
-
-    def line(self) -> str:
-        """Format the row: best and median of each side, and their ratios."""
-        best, median = min(self.ours), statistics.median(self.ours)
-        text = f"{self.batch:>5} {self.threads:>7} {best * 1e3:>9.2f} {median * 1e3:>9.2f}"
-        if not self.theirs:
-            return text + "         -         -        -        -"
-        t_best, t_median = min(self.theirs), statistics.median(self.theirs)
-        return text + (
-            f" {t_best * 1e3:>9.2f} {t_median * 1e3:>9.2f} {best / t_best:>8.1f}x "
-            f"{median / t_median:>7.1f}x"
-        )
+def line(row: Row, batch: int, threads: int) -> str:
+    """Format a row: best and median step time of each side (ms), and their ratios."""
+    best, median = row.ours or 0.0, row.ours_median or 0.0
+    text = f"{batch:>5} {threads:>7} {best * 1e3:>9.2f} {median * 1e3:>9.2f}"
+    if not row.torch or not row.torch_median:
+        return text + "         -         -        -        -"
+    return text + (
+        f" {row.torch * 1e3:>9.2f} {row.torch_median * 1e3:>9.2f} {best / row.torch:>8.1f}x "
+        f"{median / row.torch_median:>7.1f}x"
+    )
 
 
 def torch_network(torch: Any, model: Network, dtype: Any) -> Any:
@@ -140,29 +124,11 @@ def bench_step(batch: int, threads: int, repeat: int, torch: Any, dtype: Any) ->
             loss.backward()
             topt.step()
 
-    for _ in range(3):  # warm-up: kernels compiled or loaded, caches and pools primed
-        ours()
-        if theirs is not None:
-            theirs()
-    ours_times: list[float] = []
-    their_times: list[float] = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        ours()
-        ours_times.append(time.perf_counter() - t0)
-        if theirs is not None:
-            t0 = time.perf_counter()
-            theirs()
-            their_times.append(time.perf_counter() - t0)
-    return Row(batch, threads, ours_times, their_times if theirs is not None else None)
-
-
-def _torch() -> Any:
-    if importlib.util.find_spec("torch") is None:
-        return None
-    import torch
-
-    return torch
+    times = step_times([ours] if theirs is None else [ours, theirs], repeat)
+    row = Row(f"batch {batch}, {threads} threads", min(times[0]), ours_median=median(times[0]))
+    if theirs is not None:
+        row.torch, row.torch_median = min(times[1]), median(times[1])
+    return row
 
 
 def main(argv: Sequence[str] | None = None) -> list[Row]:
@@ -188,7 +154,7 @@ def main(argv: Sequence[str] | None = None) -> list[Row]:
     args = p.parse_args(argv)
     if args.quick:
         args.batch, args.repeat = [16], 3
-    torch = _torch()
+    torch = import_torch()
     dtype = getattr(torch, args.dtype) if torch is not None else None
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(
@@ -206,10 +172,6 @@ def main(argv: Sequence[str] | None = None) -> list[Row]:
             p.error(f"--threads {threads}: must be between 1 and {cores}")
         for batch in args.batch:
             row = bench_step(batch, threads, args.repeat, torch, dtype)
-            print(row.line(), flush=True)
+            print(line(row, batch, threads), flush=True)
             rows.append(row)
     return rows
-
-
-if __name__ == "__main__":
-    main(sys.argv[1:])

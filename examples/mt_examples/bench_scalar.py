@@ -21,14 +21,13 @@ from __future__ import annotations
 import argparse
 import gc
 import random
-import sys
 import time
 from collections.abc import Sequence
 from typing import Any
 
-from example_support import microseconds_per_call, positive_int
-
 from minitorch.autodiff import Inv, Scalar
+from mt_examples.bench import microseconds_per_call
+from mt_examples.support import positive_int
 
 __all__ = ["OPS_PER_BLOCK", "build_graph", "build_parser", "main", "run"]
 
@@ -143,7 +142,3 @@ def main(argv: Sequence[str] | None = None) -> dict[str, dict[str, float]]:
     for phase, stats in results.items():
         print(f"{phase:<20}{stats['best']:>10.2f}{stats['median']:>10.2f}")
     return results
-
-
-if __name__ == "__main__":
-    main(sys.argv[1:])

@@ -22,16 +22,15 @@ a test: it asserts nothing about speed.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 import timeit
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from example_support import microseconds_per_call, positive_int
-
 from minitorch.tensor import TensorBackend, tensor
 from minitorch.tensor import backend as find_backend
+from mt_examples.bench import import_torch, microseconds_per_call
+from mt_examples.support import positive_int
 
 __all__ = [
     "CASES",
@@ -98,14 +97,6 @@ def time_call(fn: Callable[[], Any], number: int, repeat: int, timer: str = "wal
     return microseconds_per_call(rounds, number)
 
 
-def _import_torch() -> Any | None:
-    try:
-        import torch
-    except ImportError:
-        return None
-    return torch
-
-
 def run(
     backends: Sequence[TensorBackend],
     *,
@@ -123,7 +114,7 @@ def run(
     columns: dict[str, dict[str, Callable[[], Any]]] = {
         f"minitorch:{be.name}": minitorch_cases(be) for be in backends
     }
-    torch = _import_torch() if with_torch else None
+    torch = import_torch() if with_torch else None
     if torch is not None:
         columns["torch"] = torch_cases(torch)
     return {
@@ -218,7 +209,3 @@ def main(argv: Sequence[str] | None = None) -> dict[str, dict[str, Stats]]:
 
         print(f"PyTorch {torch.__version__}, {torch.get_num_threads()} threads.")
     return results
-
-
-if __name__ == "__main__":
-    main(sys.argv[1:])

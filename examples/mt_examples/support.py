@@ -1,108 +1,125 @@
-"""What the example scripts share: argparse validators, timing, epoch reports, loading.
+"""What the training scripts share: argparse validators and options, optimizers, progress.
 
-``examples/`` is a folder of scripts, not a package. ``python examples/<name>.py`` puts this
-folder on ``sys.path``, so a script imports this module with ``from example_support import
-...``. Code that loads a script from elsewhere (the tests, the explorer app) first puts this
-folder on ``sys.path`` (``examples/tests/conftest.py``, ``examples/app/explorer/examples.py``)
-and then calls ``load_example(name)``.
+Progress bars degrade to a one-line hint without tqdm, and ``check_finite`` stops a run
+whose loss became NaN.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import statistics
+import math
 import sys
-import time
-from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
-from types import ModuleType, TracebackType
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, NoReturn
 
 __all__ = [
-    "EXAMPLES_DIR",
-    "EpochReport",
+    "HelpFormatter",
+    "MAX_EPOCHS",
+    "DivergedError",
     "add_run_options",
     "backend_from_args",
-    "best_time",
-    "load_example",
-    "microseconds_per_call",
+    "check_finite",
+    "exit_with",
+    "hint_missing",
+    "int_between",
+    "make_optimizer",
+    "nn_epoch",
     "non_negative_int",
     "positive_float",
     "positive_int",
+    "progress_bar",
+    "run_or_exit",
+    "unit_interval",
 ]
 
-#: The ``examples/`` folder, where the scripts live.
-EXAMPLES_DIR = Path(__file__).resolve().parent
+#: The most epochs any script accepts: far beyond a useful run, far below an overflow.
+MAX_EPOCHS = 1_000_000
+
+
+class DivergedError(ArithmeticError):
+    """The loss became NaN or infinite: training cannot go on (lower the learning rate)."""
 
 
 # --- argparse ``type=`` validators ------------------------------------------------------
 
 
-def _int_at_least(text: str, minimum: int, expected: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
-    if value < minimum:
-        raise argparse.ArgumentTypeError(f"expected {expected}, got {value}")
-    return value
+def int_between(low: int, high: int) -> Callable[[str], int]:
+    """Return an ``argparse`` ``type=`` that parses an integer in ``[low, high]``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"expected an integer in [{low}, {high}], got {text}")
+        return value
+
+    parse.__name__ = f"integer in [{low}, {high}]"
+    return parse
 
 
-def positive_int(text: str) -> int:
-    """Parse an integer >= 1, for ``argparse``'s ``type=``."""
-    return _int_at_least(text, 1, "a positive integer")
-
-
-def non_negative_int(text: str) -> int:
-    """Parse an integer >= 0, for ``argparse``'s ``type=``."""
-    return _int_at_least(text, 0, "an integer >= 0")
+#: An integer >= 1 (at most 10**9), for sizes and counts.
+positive_int = int_between(1, 10**9)
+#: An integer >= 0 (at most 10**9).
+non_negative_int = int_between(0, 10**9)
 
 
 def positive_float(text: str) -> float:
-    """Parse a finite number > 0, for ``argparse``'s ``type=``."""
+    """Parse a finite number > 0 (``inf`` and ``nan`` are refused), for ``type=``."""
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
-    if not value > 0.0 or value == float("inf"):
+    if not (value > 0.0 and math.isfinite(value)):
         raise argparse.ArgumentTypeError(f"expected a positive finite number, got {text}")
     return value
 
 
-# --- the nn training scripts ------------------------------------------------------------
+def unit_interval(text: str) -> float:
+    """Parse a number in ``[0, 1)`` (a dropout rate), for ``type=``."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text!r}") from None
+    if not 0.0 <= value < 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text}")
+    return value
+
+
+# --- options, backends, optimizers ------------------------------------------------------
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Show each option's default once: not again when its help says it, nor None or False."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if "(default" in text or any(action.default is v for v in (None, False, argparse.SUPPRESS)):
+            return text
+        return super()._get_help_string(action)
 
 
 def add_run_options(parser: argparse.ArgumentParser, defaults: dict[str, Any]) -> None:
     """Add the options every nn training script takes.
 
-    ``--data-dir``, ``--backend``, ``--epochs``, ``--batch-size``, ``--seed``, ``--threads``
-    and ``--no-progress``; ``defaults`` gives ``backend``, ``epochs``, ``batch_size`` and
-    ``seed``. Pass ``--backend`` and ``--threads`` on to ``backend_from_args``.
+    ``--data-dir``, ``--backend``, ``--epochs``, ``--batch-size``, ``--lr``, ``--seed``,
+    ``--threads`` and ``--no-progress``; ``defaults`` gives ``backend``, ``epochs``,
+    ``batch_size``, ``lr`` and ``seed``. Use with ``HelpFormatter``.
     """
-    parser.add_argument(
-        "--data-dir", default=None, help="data folder (default: $MINITORCH_DATA or ./data)"
-    )
-    parser.add_argument(
-        "--backend",
-        default=defaults["backend"],
-        choices=["fast", "cuda", "simple"],
-        help="tensor backend",
-    )
-    parser.add_argument(
-        "--epochs", type=positive_int, default=defaults["epochs"], help="passes over the data"
-    )
-    parser.add_argument(
-        "--batch-size", type=positive_int, default=defaults["batch_size"], help="examples per step"
-    )
-    parser.add_argument("--seed", type=int, default=defaults["seed"], help="random seed")
-    parser.add_argument(
-        "--threads",
-        type=positive_int,
-        default=None,
-        help="Numba threads (default: all cores; 1 can be faster on a busy machine)",
-    )
-    parser.add_argument("--no-progress", action="store_true", help="hide the progress bars")
+    add = parser.add_argument
+    add("--data-dir", help="data folder (default: $MINITORCH_DATA, else ./data)")
+    add("--backend", default=defaults["backend"], choices=["fast", "cuda", "simple"],
+        help="tensor backend")  # fmt: skip
+    add("--epochs", type=int_between(1, MAX_EPOCHS), default=defaults["epochs"],
+        help="passes over the data")  # fmt: skip
+    add("--batch-size", type=positive_int, default=defaults["batch_size"],
+        help="examples per step")  # fmt: skip
+    add("--lr", type=positive_float, default=defaults["lr"], help="learning rate")
+    add("--seed", type=int, default=defaults["seed"], help="random seed")
+    add("--threads", type=positive_int,
+        help="Numba threads (default: all cores; 1 can be faster on a busy machine)")  # fmt: skip
+    add("--no-progress", action="store_true", help="hide the progress bars")
 
 
 def backend_from_args(
@@ -121,9 +138,13 @@ def backend_from_args(
             from minitorch.cuda import is_available
 
             if not is_available():
-                parser.error(f"--backend {name}: no CUDA GPU found (and the simulator is off)")
-    except (LookupError, ImportError) as exc:
-        parser.error(f"--backend {name}: {exc}")
+                parser.error(
+                    f"argument --backend: {name}: no CUDA GPU found (and the simulator is off)"
+                )
+    except LookupError as exc:
+        parser.error(f"argument --backend: {exc}")
+    except (ImportError, TypeError) as exc:
+        parser.error(f"argument --backend: backend {name!r} failed to load: {exc}")
     if threads is not None:
         import numba
 
@@ -131,143 +152,129 @@ def backend_from_args(
     return found
 
 
-# --- timing -----------------------------------------------------------------------------
-
-
-def best_time(fn: Callable[[], Any], repeat: int, sync: Callable[[], None] | None = None) -> float:
-    """Return the best wall time of ``repeat`` calls of ``fn``, after one warm-up call.
-
-    Args:
-        fn: the call to time.
-        repeat: how many timed calls.
-        sync: called after each call, inside the timing, to wait for work that ``fn`` only
-            queues (a GPU's kernels); ``None`` for work that is done when ``fn`` returns.
-    """
-    fn()
-    if sync is not None:
-        sync()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        if sync is not None:
-            sync()
-        times.append(time.perf_counter() - t0)
-    return min(times)
-
-
-def microseconds_per_call(seconds: Sequence[float], calls: int) -> dict[str, float]:
-    """Return ``{"best": us, "median": us}`` per call, for rounds of ``calls`` calls each.
-
-    Args:
-        seconds: the time of each round.
-        calls: how many calls (operations) each round made.
-    """
-    per_call = [s / calls * 1e6 for s in seconds]
-    return {"best": min(per_call), "median": statistics.median(per_call)}
-
-
-# --- per-epoch reports of the training scripts ------------------------------------------
-
-
-class EpochReport:
-    """The epochs of a training run, with its progress bar, log lines and callback.
-
-    Iterate over it for the epoch numbers ``1..epochs`` (through a tqdm bar if
-    ``progress``) and call ``report`` once per epoch; use it as a context manager so that
-    the bar is closed however training ends. While the bar is shown, log lines go through
-    ``bar.write`` so that they do not break it.
-
-    Args:
-        epochs: number of epochs.
-        desc: the bar's label.
-        progress: show a tqdm progress bar.
-        log: where the per-epoch lines go (default ``print``).
-        log_every: call ``log`` every this many epochs and on the last (0: never).
-        on_epoch: called after each report with ``{"epoch", "loss", "accuracy"}`` and the
-            keyword arguments of ``report`` (for live plots); what it raises propagates.
-    """
-
-    def __init__(
-        self,
-        epochs: int,
-        *,
-        desc: str,
-        progress: bool = False,
-        log: Callable[[str], None] | None = None,
-        log_every: int = 0,
-        on_epoch: Callable[[dict[str, Any]], None] | None = None,
-    ) -> None:
-        self.epochs = epochs
-        self.log = print if log is None else log
-        self.log_every = log_every
-        self.on_epoch = on_epoch
-        self.bar: Any = None
-        if progress:
-            from tqdm import tqdm
-
-            self.bar = tqdm(range(1, epochs + 1), desc=desc, unit="epoch", leave=False)
-            self.log = self.bar.write
-
-    def __iter__(self) -> Iterator[int]:
-        return iter(self.bar if self.bar is not None else range(1, self.epochs + 1))
-
-    def report(self, epoch: int, loss: float, correct: int, n: int, **extra: Any) -> None:
-        """Show one epoch's loss and ``correct`` out of ``n``; pass them on to ``on_epoch``."""
-        if self.bar is not None:
-            self.bar.set_postfix(loss=f"{loss:.4f}", acc=f"{correct / n:.2f}")
-        if self.log_every and (epoch % self.log_every == 0 or epoch == self.epochs):
-            self.log(
-                f"epoch {epoch:>5}/{self.epochs}  loss {loss:.4f}  "
-                f"accuracy {correct}/{n} ({correct / n:.1%})"
-            )
-        if self.on_epoch is not None:
-            stats = {"epoch": epoch, "loss": loss, "accuracy": correct / n}
-            self.on_epoch({**stats, **extra})
-
-    def close(self) -> None:
-        """Close the progress bar, if there is one."""
-        if self.bar is not None:
-            self.bar.close()
-
-    def __enter__(self) -> EpochReport:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-
-# --- loading a script by its path -------------------------------------------------------
-
-
-def load_example(name: str) -> ModuleType:
-    """Return the module of ``examples/<name>.py``, importing it on first use.
-
-    The module is registered in ``sys.modules`` as ``minitorch_examples_<name>``, so every
-    caller in one process (tests, the app) shares it.
+def make_optimizer(name: str, parameters: Iterable[Any], lr: float, momentum: float = 0.0) -> Any:
+    """Return the optimizer ``name`` (``"sgd"``, with ``momentum``, or ``"adam"``).
 
     Raises:
-        FileNotFoundError: if there is no such script.
+        ValueError: for another name.
     """
-    module_name = f"minitorch_examples_{name}"
-    if module_name in sys.modules:
-        return sys.modules[module_name]
-    path = EXAMPLES_DIR / f"{name}.py"
-    if not path.is_file():
-        raise FileNotFoundError(f"example script {path} not found")
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot import {path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
+    from minitorch.autodiff import SGD, Adam
+
+    if name == "sgd":
+        return SGD(list(parameters), lr=lr, momentum=momentum)
+    if name == "adam":
+        return Adam(list(parameters), lr=lr)
+    raise ValueError(f"unknown optimizer {name!r}: choose 'sgd' or 'adam'")
+
+
+# --- progress, optional libraries, failures ---------------------------------------------
+
+_hinted: set[str] = set()
+
+
+def hint_missing(package: str, what: str) -> None:
+    """Say once, on one stderr line, that ``what`` is skipped because ``package`` is missing."""
+    if package not in _hinted:
+        _hinted.add(package)
+        print(
+            f"note: {package} is not installed, so {what} (pip install {package})", file=sys.stderr
+        )
+
+
+def progress_bar(total: int, desc: str, unit: str, show: bool = True) -> Any:
+    """Return a tqdm bar over ``total`` steps, or None if ``show`` is off or tqdm is missing.
+
+    When stderr is not a terminal (a log file, CI) the bar redraws at most once every 2 s, so
+    a long run writes a few lines, not one per step.
+    """
+    if not show:
+        return None
     try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        del sys.modules[module_name]
-        raise
-    return module
+        from tqdm import tqdm
+    except ImportError:
+        hint_missing("tqdm", "there is no progress bar")
+        return None
+    interval = 0.1 if sys.stderr.isatty() else 2.0
+    return tqdm(total=total, desc=desc, unit=unit, leave=False, mininterval=interval)
+
+
+def check_finite(loss: float, epoch: int) -> float:
+    """Return ``loss``; raise ``DivergedError`` if it is NaN or infinite."""
+    if not math.isfinite(loss):
+        raise DivergedError(
+            f"the loss became {loss} in epoch {epoch}: training diverged "
+            "(try a smaller --lr); stopped"
+        )
+    return loss
+
+
+def exit_with(prog: str, exc: BaseException) -> NoReturn:
+    """End the script with ``prog: error: <exc>`` on stderr and exit status 1."""
+    print(f"{prog}: error: {exc}", file=sys.stderr)
+    raise SystemExit(1)
+
+
+def nn_epoch(
+    model: Any,
+    opt: Any,
+    batches: Iterable[tuple[Any, Any]],
+    steps: int,
+    epoch: int,
+    desc: str,
+    progress: bool = True,
+) -> tuple[float, float, float]:
+    """Train an mt-nn classifier for one pass over ``batches`` of ``(input, int labels)``.
+
+    Each step zeroes the gradients and runs forward, negative log-likelihood, backward, step.
+
+    Returns:
+        The mean loss and the accuracy (both running, over the pass) and the seconds taken.
+
+    Raises:
+        DivergedError: as soon as a step's loss is NaN or infinite.
+    """
+    import time
+
+    import numpy as np
+
+    from minitorch.nn import nll_loss
+
+    bar = progress_bar(steps, desc, "step", progress)
+    total, correct, seen = 0.0, 0, 0
+    start = time.perf_counter()
+    try:
+        for x, y in batches:
+            opt.zero_grad()
+            out = model(x)
+            loss = nll_loss(out, y)
+            loss.backward()
+            opt.step()
+            total += check_finite(loss.item(), epoch) * len(y)
+            correct += int(np.sum(np.argmax(out.to_numpy(), axis=1) == y))
+            seen += len(y)
+            if bar is not None:
+                bar.update(1)
+                bar.set_postfix(
+                    loss=f"{total / seen:.4f}", acc=f"{correct / seen:.3f}", refresh=False
+                )
+    finally:
+        if bar is not None:
+            bar.close()
+    return total / max(1, seen), correct / max(1, seen), time.perf_counter() - start
+
+
+def run_or_exit(
+    parser: argparse.ArgumentParser,
+    run: Callable[[], Any],
+    usage_errors: tuple[type[BaseException], ...],
+) -> Any:
+    """Return ``run()``, or end the script with a one-line error instead of a traceback.
+
+    One of ``usage_errors`` exits with status 2, ``DivergedError`` with status 1.
+    """
+    try:
+        return run()
+    except DivergedError as exc:
+        exit_with(parser.prog, exc)
+    except usage_errors as exc:
+        parser.error(str(exc))

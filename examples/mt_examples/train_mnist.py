@@ -22,17 +22,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from example_support import add_run_options, backend_from_args, positive_int
 
-from minitorch.autodiff import SGD, Adam, Optimizer, no_grad
+from minitorch.autodiff import no_grad
 from minitorch.nn import (
     MNIST,
     CheckpointError,
@@ -49,6 +46,18 @@ from minitorch.nn import (
 from minitorch.operators import Module
 from minitorch.tensor import Tensor, TensorBackend, from_numpy
 from minitorch.tensor import backend as find_backend
+from mt_examples.support import (
+    HelpFormatter,
+    add_run_options,
+    backend_from_args,
+    hint_missing,
+    make_optimizer,
+    nn_epoch,
+    non_negative_int,
+    positive_int,
+    run_or_exit,
+    unit_interval,
+)
 
 __all__ = ["DEFAULTS", "Network", "build_parser", "evaluate", "main", "train"]
 
@@ -122,17 +131,16 @@ def evaluate(
     return total / len(labels), correct / len(labels)
 
 
-def _optimizer(name: str, model: Module, lr: float) -> Optimizer:
-    if name == "adam":
-        return Adam(model.parameters(), lr=lr)
-    if name == "sgd":
-        return SGD(model.parameters(), lr=lr, momentum=0.9)
-    raise ValueError(f"unknown optimizer {name!r}: choose 'adam' or 'sgd'")
+def plot_curves(history: dict[str, list[float]], path: Path, held_out: str) -> Path | None:
+    """Save the per-epoch loss and accuracy curves as a PNG (matplotlib, no display).
 
-
-def plot_curves(history: dict[str, list[float]], path: Path, held_out: str) -> Path:
-    """Save the per-epoch loss and accuracy curves as a PNG (matplotlib, no display)."""
-    import matplotlib
+    Returns the path, or None (after a one-line hint) when matplotlib is not installed.
+    """
+    try:
+        import matplotlib
+    except ImportError:
+        hint_missing("matplotlib", "no plot is written")
+        return None
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -165,7 +173,7 @@ def train(
     batch_size: int = DEFAULTS["batch_size"],
     lr: float = DEFAULTS["lr"],
     optimizer: str = DEFAULTS["optimizer"],
-    rate: float = DEFAULTS["dropout"],
+    dropout: float = DEFAULTS["dropout"],
     val_size: int = DEFAULTS["val_size"],
     train_size: int | None = DEFAULTS["train_size"],
     seed: int | None = DEFAULTS["seed"],
@@ -185,7 +193,7 @@ def train(
         batch_size: images per step.
         lr: learning rate.
         optimizer: ``adam`` or ``sgd`` (with momentum 0.9).
-        rate: dropout rate.
+        dropout: dropout rate.
         val_size: training images held out for the per-epoch figures (0: use the test set).
         train_size: train on at most this many images (None: all that are not held out).
         seed: seeds the shuffle, the initial weights and dropout.
@@ -200,7 +208,15 @@ def train(
     Raises:
         DatasetError: if the MNIST files are missing or corrupt.
         CheckpointError: if ``resume`` does not fit the network.
+        ValueError: for a ``val_size`` too large, or an ``out_dir`` that is a file.
+        DivergedError: if the loss becomes NaN or infinite.
     """
+    out = Path(out_dir)
+    ckpt = Path(checkpoint) if checkpoint is not None else out / "mnist.npz"
+    for folder in {out, ckpt.parent}:  # before a whole epoch is spent, not after
+        taken = next((p for p in (folder, *folder.parents) if p.exists()), folder)
+        if not taken.is_dir():
+            raise ValueError(f"cannot write into {folder}: {taken} is a file, not a folder")
     be = find_backend(backend) if isinstance(backend, str) else backend
     train_set = MNIST.load(data_dir, "train")
     test_set = MNIST.load(data_dir, "test")
@@ -218,13 +234,11 @@ def train(
     else:
         x_held, y_held, held_name = test_set.images, test_set.labels, "test"
 
-    model = Network(be, seed=None if seed is None else seed + 1, rate=rate)
+    model = Network(be, seed=None if seed is None else seed + 1, rate=dropout)
     if resume is not None:
         load_checkpoint(model, resume)
         log(f"resumed from {resume}")
-    opt = _optimizer(optimizer, model, lr)
-    out = Path(out_dir)
-    ckpt = Path(checkpoint) if checkpoint is not None else out / "mnist.npz"
+    opt = make_optimizer(optimizer, model.parameters(), lr, momentum=0.9)
     history: dict[str, list[float]] = {
         k: [] for k in ("train_loss", "train_accuracy", "held_out_loss", "held_out_accuracy")
     }
@@ -232,40 +246,21 @@ def train(
     steps = (len(y_fit) + batch_size - 1) // batch_size
     for epoch in range(1, epochs + 1):
         perm = rng.permutation(len(y_fit))
-        bar = None
-        if progress:
-            from tqdm import tqdm
-
-            bar = tqdm(total=steps, desc=f"epoch {epoch}/{epochs}", unit="step", leave=False)
-        total, correct, seen = 0.0, 0, 0
-        start = time.perf_counter()
-        for s in range(steps):
-            idx = perm[s * batch_size : (s + 1) * batch_size]
-            y = y_fit[idx]
-            opt.zero_grad()
-            out_t = model(_batch(x_fit[idx], be))
-            loss = nll_loss(out_t, y)
-            loss.backward()
-            opt.step()
-            total += loss.item() * len(y)
-            correct += int(np.sum(np.argmax(out_t.to_numpy(), axis=1) == y))
-            seen += len(y)
-            if bar is not None:
-                bar.update(1)
-                if s % 20 == 0 or s == steps - 1:
-                    bar.set_postfix(loss=f"{total / seen:.4f}", acc=f"{correct / seen:.3f}")
-        seconds = time.perf_counter() - start
-        if bar is not None:
-            bar.close()
+        batches = (
+            (_batch(x_fit[idx], be), y_fit[idx])
+            for idx in (perm[s : s + batch_size] for s in range(0, len(perm), batch_size))
+        )
+        desc = f"epoch {epoch}/{epochs}"
+        loss, acc, seconds = nn_epoch(model, opt, batches, steps, epoch, desc, progress)
         held_loss, held_acc = evaluate(model, x_held, y_held, be)
         epoch_seconds.append(seconds)
-        history["train_loss"].append(total / seen)
-        history["train_accuracy"].append(correct / seen)
+        history["train_loss"].append(loss)
+        history["train_accuracy"].append(acc)
         history["held_out_loss"].append(held_loss)
         history["held_out_accuracy"].append(held_acc)
         save_checkpoint(model, ckpt, epoch=epoch, held_out=held_name, held_out_accuracy=held_acc)
         log(
-            f"epoch {epoch}/{epochs}  train loss {total / seen:.4f} acc {correct / seen:.4f}  "
+            f"epoch {epoch}/{epochs}  train loss {loss:.4f} acc {acc:.4f}  "
             f"{held_name} loss {held_loss:.4f} acc {held_acc:.4f}  {seconds:.1f} s "
             f"({seconds / steps * 1000:.1f} ms/step)"
         )
@@ -294,32 +289,20 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="train_mnist",
         description="Train the course's conv network on MNIST with MiniTorch.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     add_run_options(p, DEFAULTS)
-    p.add_argument("--lr", type=float, default=DEFAULTS["lr"], help="learning rate")
-    p.add_argument("--optimizer", choices=["adam", "sgd"], default=DEFAULTS["optimizer"])
-    p.add_argument("--dropout", type=float, default=DEFAULTS["dropout"], help="dropout rate")
-    p.add_argument(
-        "--val-size",
-        type=int,
-        default=DEFAULTS["val_size"],
-        help="training images held out for per-epoch figures (0: use the test set)",
-    )
-    p.add_argument(
-        "--train-size",
-        type=positive_int,
-        default=None,
-        help="train on at most this many images (default: all)",
-    )
-    p.add_argument(
-        "--out-dir", default=DEFAULTS["out_dir"], help="where the plot and checkpoint go"
-    )
-    p.add_argument(
-        "--checkpoint", default=None, help="checkpoint path (default: OUT_DIR/mnist.npz)"
-    )
-    p.add_argument("--resume", default=None, help="start from this checkpoint")
-    p.add_argument("--no-plot", action="store_true", help="do not write the PNG")
+    add = p.add_argument
+    add("--optimizer", choices=["adam", "sgd"], default=DEFAULTS["optimizer"],
+        help="adam, or sgd with momentum 0.9")  # fmt: skip
+    add("--dropout", type=unit_interval, default=DEFAULTS["dropout"], help="dropout rate")
+    add("--val-size", type=non_negative_int, default=DEFAULTS["val_size"],
+        help="training images held out for per-epoch figures (0: use the test set)")  # fmt: skip
+    add("--train-size", type=positive_int, help="train on at most this many images (default: all)")
+    add("--out-dir", default=DEFAULTS["out_dir"], help="where the plot and checkpoint go")
+    add("--checkpoint", help="checkpoint path (default: OUT_DIR/mnist.npz)")
+    add("--resume", help="start from this checkpoint")
+    add("--no-plot", action="store_true", help="do not write the PNG")
     return p
 
 
@@ -327,48 +310,26 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     """Parse ``argv``, train, print a summary; return the result of ``train``.
 
     Raises:
-        SystemExit: with status 2 for bad arguments, missing or corrupt data, a checkpoint
-            that does not fit, or a backend that cannot run here.
+        SystemExit: 2 for bad arguments, missing or corrupt data, a checkpoint that does not
+            fit, or a backend that cannot run here; 1 when the loss diverges.
     """
     parser = build_parser()
     args = parser.parse_args(argv)
     be = backend_from_args(parser, args.backend, args.threads)
-    print(
-        f"MNIST: backend={be.name} epochs={args.epochs} batch={args.batch_size} lr={args.lr} "
-        f"optimizer={args.optimizer} dropout={args.dropout} seed={args.seed}"
-    )
-    try:
-        result = train(
-            args.data_dir,
-            epochs=args.epochs,
-            batch_size=args.batch_size,
-            lr=args.lr,
-            optimizer=args.optimizer,
-            rate=args.dropout,
-            val_size=args.val_size,
-            train_size=args.train_size,
-            seed=args.seed,
-            backend=be,
-            out_dir=args.out_dir,
-            checkpoint=args.checkpoint,
-            resume=args.resume,
-            plot=not args.no_plot,
-            progress=not args.no_progress,
-        )
-    except (DatasetError, CheckpointError, FileNotFoundError, ValueError) as exc:
-        parser.error(str(exc))
+    options = {k: getattr(args, k) for k in DEFAULTS if k != "backend"}
+    print("MNIST: " + " ".join(f"{k}={v}" for k, v in options.items()) + f" backend={be.name}")
+    result = run_or_exit(
+        parser,
+        lambda: train(args.data_dir, backend=be, checkpoint=args.checkpoint, resume=args.resume,
+                      plot=not args.no_plot, progress=not args.no_progress, **options),
+        (DatasetError, CheckpointError, FileNotFoundError, ValueError),
+    )  # fmt: skip
     print(
         f"done: {result['train_images']} training images, test accuracy "
         f"{result['test_accuracy']:.2%} (loss {result['test_loss']:.4f}) on "
-        f"{result['test_images']} test "
-        f"images; {result['seconds_per_epoch']:.1f} s/epoch"
+        f"{result['test_images']} test images; {result['seconds_per_epoch']:.1f} s/epoch"
     )
     print(
-        f"checkpoint: {result['checkpoint']}"
-        + (f"  plot: {result['plot']}" if result["plot"] else "")
+        f"checkpoint: {result['checkpoint']}" + (f"  plot: {result['plot']}" * bool(result["plot"]))
     )
     return result
-
-
-if __name__ == "__main__":
-    main(sys.argv[1:])

@@ -11,7 +11,7 @@ reliable on ``xor`` and ``split`` at the same cost per epoch: the inputs are cen
 He-uniform with small positive biases, so that few ReLUs start dead.
 
 Run it with ``hatch run train --dataset xor`` (or ``python examples/train_scalar.py``);
-``--help`` lists the options. ``main(argv)`` and ``train(...)`` can also be imported.
+``--help`` lists the options. ``main(argv)`` and ``train(config)`` can also be imported.
 """
 
 from __future__ import annotations
@@ -19,20 +19,18 @@ from __future__ import annotations
 import argparse
 import math
 import random
-import sys
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
-from example_support import EpochReport, non_negative_int, positive_float, positive_int
-
-from minitorch.autodiff import SGD, Adam, Optimizer, Scalar, no_grad
-from minitorch.operators import Graph, Module, Parameter, datasets
+from minitorch.autodiff import Optimizer, Scalar, no_grad
+from minitorch.operators import Graph, Module, Parameter
+from mt_examples import toy
+from mt_examples.support import make_optimizer
+from mt_examples.toy import ToyConfig, ToyResult, fit, make_data
 
 __all__ = [
     "DEFAULTS",
-    "DEFAULT_LR",
-    "OPTIMIZERS",
     "Linear",
     "Network",
     "accuracy",
@@ -45,18 +43,7 @@ __all__ = [
 
 #: Defaults measured to reach >= 95% training accuracy on simple, diag, split and xor
 #: (see the mt-autodiff README for the figures).
-DEFAULTS: dict[str, Any] = {
-    "dataset": "simple",
-    "points": 50,
-    "hidden": 6,
-    "epochs": 300,
-    "optimizer": "sgd",
-    "seed": 0,
-}
-
-#: The optimizers ``--optimizer`` chooses from, and the default learning rate of each.
-OPTIMIZERS: dict[str, Callable[..., Optimizer]] = {"sgd": SGD, "adam": Adam}
-DEFAULT_LR: dict[str, float] = {"sgd": 0.5, "adam": 0.05}
+DEFAULTS = ToyConfig(hidden=6, epochs=300, backend="scalar")
 
 
 class Linear(Module):
@@ -167,192 +154,39 @@ def accuracy(model: Network, data: Graph) -> float:
     return correct / data.N if data.N else 0.0
 
 
-def train(
-    dataset: str = DEFAULTS["dataset"],
-    *,
-    points: int = DEFAULTS["points"],
-    hidden: int = DEFAULTS["hidden"],
-    lr: float | None = None,
-    epochs: int = DEFAULTS["epochs"],
-    optimizer: str = DEFAULTS["optimizer"],
-    seed: int | None = DEFAULTS["seed"],
-    log_every: int = 0,
-    log: Callable[[str], None] | None = None,
-    progress: bool = False,
-    on_epoch: Callable[[dict[str, Any]], None] | None = None,
-) -> dict[str, Any]:
+def train(config: ToyConfig = DEFAULTS, **hooks: Any) -> ToyResult:
     """Train a ``Network`` on a toy dataset with full-batch gradient descent.
 
     Args:
-        dataset: a name in ``minitorch.operators.datasets``.
-        points: number of points to generate.
-        hidden: width of both hidden layers.
-        lr: learning rate (default: ``DEFAULT_LR[optimizer]``).
-        epochs: number of full passes (one optimizer step each).
-        optimizer: ``"sgd"`` or ``"adam"``.
-        seed: seeds one local ``random.Random`` for the data and the initial weights
-            (``None`` for a fresh one); the global random state is never touched.
-        log_every: call ``log`` every this many epochs and on the last (0: never).
-        log: where the per-epoch lines go (default ``print``).
-        progress: show a tqdm progress bar over the epochs.
-        on_epoch: called after each epoch's update with ``{"epoch", "loss", "accuracy",
-            "model", "data"}`` (for live plots); an exception it raises ends training and
-            propagates.
-
-    Returns:
-        A dict with ``dataset, points, hidden, lr, epochs, optimizer, seed``, the per-epoch
-        ``losses`` and ``accuracies`` (measured in each epoch's forward pass, before its
-        update), ``final_loss``, ``final_accuracy`` (of the trained model),
-        ``seconds`` and ``seconds_per_epoch``, and the trained ``model``.
+        config: what to train (``backend`` is ignored: every number is a Scalar).
+        hooks: ``log_every``, ``log``, ``progress``, ``on_epoch`` of ``toy.fit``.
 
     Raises:
-        ValueError: for an unknown dataset or optimizer, or a non-positive size or rate.
+        ValueError: for a config that ``ToyConfig.checked`` refuses.
+        DivergedError: if the loss becomes NaN or infinite.
     """
-    if dataset not in datasets:
-        raise ValueError(f"unknown dataset {dataset!r}: choose one of {', '.join(datasets)}")
-    for name, value in (("points", points), ("hidden", hidden), ("epochs", epochs)):
-        if not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be a positive int, got {value!r}")
-    if optimizer not in OPTIMIZERS:
-        raise ValueError(f"unknown optimizer {optimizer!r}: choose one of {', '.join(OPTIMIZERS)}")
-    if lr is None:
-        lr = DEFAULT_LR[optimizer]
-    if not lr > 0.0:
-        raise ValueError(f"lr must be positive, got {lr!r}")
+    config = replace(config.checked(), backend="scalar")
+    data, rng = make_data(config)
+    model = Network(config.hidden, rng)
+    opt = make_optimizer(config.optimizer, model.parameters(), config.lr or 0.0)
 
-    rng = random.Random(seed)
-    data = datasets[dataset](points, seed=rng.randrange(2**32))
-    model = Network(hidden, rng)
-    opt = OPTIMIZERS[optimizer](model.parameters(), lr=lr)
+    def final() -> tuple[float, float]:
+        with no_grad():
+            total = sum(
+                point_loss(model.logit(x), y).data for x, y in zip(data.X, data.y, strict=True)
+            )
+        return total / data.N, accuracy(model, data)
 
-    losses: list[float] = []
-    accuracies: list[float] = []
-    report = EpochReport(
-        epochs, desc=dataset, progress=progress, log=log, log_every=log_every, on_epoch=on_epoch
-    )
-    start = time.perf_counter()
-    with report:
-        for epoch in report:
-            loss, correct = train_epoch(model, data, opt)
-            losses.append(loss)
-            accuracies.append(correct / data.N)
-            report.report(epoch, loss, correct, data.N, model=model, data=data)
-    seconds = time.perf_counter() - start
-
-    with no_grad():
-        final_loss = sum(
-            point_loss(model.logit(x), y).data for x, y in zip(data.X, data.y, strict=True)
-        )
-    return {
-        "dataset": dataset,
-        "points": data.N,
-        "hidden": hidden,
-        "lr": lr,
-        "epochs": epochs,
-        "optimizer": optimizer,
-        "seed": seed,
-        "losses": losses,
-        "accuracies": accuracies,
-        "final_loss": final_loss / data.N,
-        "final_accuracy": accuracy(model, data),
-        "seconds": seconds,
-        "seconds_per_epoch": seconds / epochs,
-        "model": model,
-    }
+    result = ToyResult(config, data, model)
+    return fit(result, lambda: train_epoch(model, data, opt), final, **hooks)
 
 
 def build_parser() -> argparse.ArgumentParser:
     """Return the command-line parser of this script."""
-    p = argparse.ArgumentParser(
-        prog="train_scalar",
-        description="Train a 2-hidden-layer network of Scalars on a MiniTorch toy dataset.",
-    )
-    p.add_argument(
-        "--dataset",
-        choices=list(datasets),
-        default=DEFAULTS["dataset"],
-        help="toy dataset (default: %(default)s)",
-    )
-    p.add_argument(
-        "--points",
-        "-n",
-        type=positive_int,
-        default=DEFAULTS["points"],
-        help="number of training points (default: %(default)s)",
-    )
-    p.add_argument(
-        "--hidden",
-        type=positive_int,
-        default=DEFAULTS["hidden"],
-        help="width of each hidden layer (default: %(default)s)",
-    )
-    p.add_argument(
-        "--lr",
-        type=positive_float,
-        default=None,
-        help="learning rate (default: 0.5 for sgd, 0.05 for adam)",
-    )
-    p.add_argument(
-        "--epochs",
-        type=positive_int,
-        default=DEFAULTS["epochs"],
-        help="full-batch steps (default: %(default)s)",
-    )
-    p.add_argument(
-        "--optimizer",
-        choices=list(OPTIMIZERS),
-        default=DEFAULTS["optimizer"],
-        help="(default: %(default)s)",
-    )
-    p.add_argument(
-        "--seed",
-        type=int,
-        default=DEFAULTS["seed"],
-        help="seed for the data and the initial weights (default: %(default)s)",
-    )
-    p.add_argument(
-        "--log-every",
-        type=non_negative_int,
-        default=None,
-        metavar="K",
-        help="print loss and accuracy every K epochs and on the last "
-        "(default: about 10 lines per run; 0 prints only the summary)",
-    )
-    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
-    return p
+    description = "Train a 2-hidden-layer network of Scalars on a MiniTorch toy dataset."
+    return toy.build_parser("train_scalar", description, DEFAULTS)
 
 
-def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    """Parse ``argv`` (default ``sys.argv[1:]``), train, print a summary; return the result.
-
-    Raises:
-        SystemExit: with status 2 for invalid arguments (argparse prints why).
-    """
-    args = build_parser().parse_args(argv)
-    log_every = args.log_every if args.log_every is not None else max(1, args.epochs // 10)
-    lr = args.lr if args.lr is not None else DEFAULT_LR[args.optimizer]
-    print(
-        f"training on {args.dataset} ({args.points} points): hidden={args.hidden} "
-        f"lr={lr} epochs={args.epochs} optimizer={args.optimizer} seed={args.seed}"
-    )
-    result = train(
-        args.dataset,
-        points=args.points,
-        hidden=args.hidden,
-        lr=lr,
-        epochs=args.epochs,
-        optimizer=args.optimizer,
-        seed=args.seed,
-        log_every=log_every,
-        progress=not args.no_progress,
-    )
-    print(
-        f"done: dataset={result['dataset']} final accuracy {result['final_accuracy']:.1%} "
-        f"final loss {result['final_loss']:.4f}  "
-        f"{result['seconds_per_epoch']:.4f} s/epoch ({result['seconds']:.1f} s total)"
-    )
-    return result
-
-
-if __name__ == "__main__":
-    main(sys.argv[1:])
+def main(argv: Sequence[str] | None = None) -> ToyResult:
+    """Parse ``argv`` (default ``sys.argv[1:]``), train, print a summary; return the result."""
+    return toy.main(argv, build_parser(), train, DEFAULTS)

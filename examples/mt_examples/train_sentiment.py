@@ -19,14 +19,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from example_support import add_run_options, backend_from_args, positive_int
 
 from minitorch.autodiff import Adam, no_grad
 from minitorch.nn import (
@@ -37,12 +34,20 @@ from minitorch.nn import (
     Linear,
     dropout,
     logsoftmax,
-    nll_loss,
 )
 from minitorch.nn import max as tensor_max
 from minitorch.operators import Module
 from minitorch.tensor import Tensor, TensorBackend, from_numpy
 from minitorch.tensor import backend as find_backend
+from mt_examples.support import (
+    HelpFormatter,
+    add_run_options,
+    backend_from_args,
+    nn_epoch,
+    positive_int,
+    run_or_exit,
+    unit_interval,
+)
 
 __all__ = ["DEFAULTS", "SentimentCNN", "Vocabulary", "build_parser", "main", "train"]
 
@@ -155,7 +160,7 @@ def train(
     batch_size: int = DEFAULTS["batch_size"],
     lr: float = DEFAULTS["lr"],
     filters: int = DEFAULTS["filters"],
-    rate: float = DEFAULTS["dropout"],
+    dropout: float = DEFAULTS["dropout"],
     max_length: int = DEFAULTS["max_length"],
     train_size: int | None = DEFAULTS["train_size"],
     seed: int | None = DEFAULTS["seed"],
@@ -171,7 +176,7 @@ def train(
         batch_size: phrases per step.
         lr: Adam's learning rate.
         filters: output channels of each convolution.
-        rate: dropout rate.
+        dropout: dropout rate.
         max_length: cut sentences to this many tokens.
         train_size: train on the first this many phrases of a seeded shuffle (None: all).
         seed: seeds the shuffle, the initial weights and dropout.
@@ -180,7 +185,8 @@ def train(
         log: where the per-epoch lines go.
 
     Raises:
-        DatasetError: if a data file is missing or corrupt.
+        DatasetError: if a data file is missing, corrupt or empty.
+        DivergedError: if the loss becomes NaN or infinite.
     """
     be = find_backend(backend) if isinstance(backend, str) else backend
     train_set = SST2.load(data_dir, "train")
@@ -194,48 +200,34 @@ def train(
         order = order[:train_size]
     x_train = [vocab.ids(train_set.sentences[i]) for i in order]
     y_train = train_set.labels[order]
+    if not len(y_train) or not len(dev_set.labels):
+        split = "train" if not len(y_train) else "dev"
+        raise DatasetError(f"the SST-2 {split} split has no phrases: nothing to train or measure")
     x_dev = [vocab.ids(s) for s in dev_set.sentences]
     y_dev = dev_set.labels
-    model = SentimentCNN(glove.dim, filters, rate, be, None if seed is None else seed + 1)
+    model = SentimentCNN(glove.dim, filters, dropout, be, None if seed is None else seed + 1)
     opt = Adam(model.parameters(), lr=lr)
     steps = (len(y_train) + batch_size - 1) // batch_size
     history: dict[str, list[float]] = {"train_loss": [], "train_accuracy": [], "dev_accuracy": []}
     epoch_seconds = []
     for epoch in range(1, epochs + 1):
         perm = rng.permutation(len(y_train))
-        bar = None
-        if progress:
-            from tqdm import tqdm
-
-            bar = tqdm(total=steps, desc=f"epoch {epoch}/{epochs}", unit="step", leave=False)
-        total, correct, seen = 0.0, 0, 0
-        start = time.perf_counter()
-        for s in range(steps):
-            idx = perm[s * batch_size : (s + 1) * batch_size]
-            y = y_train[idx]
-            x = from_numpy(vocab.batch([x_train[i] for i in idx], max_length), backend=be)
-            opt.zero_grad()
-            out = model(x)
-            loss = nll_loss(out, y)
-            loss.backward()
-            opt.step()
-            total += loss.item() * len(y)
-            correct += int(np.sum(np.argmax(out.to_numpy(), axis=1) == y))
-            seen += len(y)
-            if bar is not None:
-                bar.update(1)
-                if s % 20 == 0 or s == steps - 1:
-                    bar.set_postfix(loss=f"{total / seen:.4f}", acc=f"{correct / seen:.3f}")
-        seconds = time.perf_counter() - start
-        if bar is not None:
-            bar.close()
+        batches = (
+            (
+                from_numpy(vocab.batch([x_train[i] for i in idx], max_length), backend=be),
+                y_train[idx],
+            )
+            for idx in (perm[s : s + batch_size] for s in range(0, len(perm), batch_size))
+        )
+        desc = f"epoch {epoch}/{epochs}"
+        loss, acc, seconds = nn_epoch(model, opt, batches, steps, epoch, desc, progress)
         dev_acc = accuracy(model, vocab, x_dev, y_dev, be, max_length)
         epoch_seconds.append(seconds)
-        history["train_loss"].append(total / seen)
-        history["train_accuracy"].append(correct / seen)
+        history["train_loss"].append(loss)
+        history["train_accuracy"].append(acc)
         history["dev_accuracy"].append(dev_acc)
         log(
-            f"epoch {epoch}/{epochs}  train loss {total / seen:.4f} acc {correct / seen:.4f}  "
+            f"epoch {epoch}/{epochs}  train loss {loss:.4f} acc {acc:.4f}  "
             f"dev acc {dev_acc:.4f} ({len(y_dev)} sentences)  {seconds:.1f} s"
         )
     return {
@@ -257,19 +249,16 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="train_sentiment",
         description="Train a conv1d sentiment classifier on SST-2 with GloVe embeddings.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     add_run_options(p, DEFAULTS)
-    p.add_argument("--lr", type=float, default=DEFAULTS["lr"], help="Adam's learning rate")
-    p.add_argument("--filters", type=positive_int, default=DEFAULTS["filters"])
-    p.add_argument("--dropout", type=float, default=DEFAULTS["dropout"])
-    p.add_argument("--max-length", type=positive_int, default=DEFAULTS["max_length"])
-    p.add_argument(
-        "--train-size",
-        type=positive_int,
-        default=None,
-        help="train on this many phrases (default: all 67,349)",
-    )
+    add = p.add_argument
+    add("--filters", type=positive_int, default=DEFAULTS["filters"],
+        help="output channels of each convolution")  # fmt: skip
+    add("--dropout", type=unit_interval, default=DEFAULTS["dropout"], help="dropout rate")
+    add("--max-length", type=positive_int, default=DEFAULTS["max_length"],
+        help="cut sentences to this many tokens")  # fmt: skip
+    add("--train-size", type=positive_int, help="train on this many phrases (default: all 67,349)")
     return p
 
 
@@ -277,38 +266,22 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     """Parse ``argv``, train, print a summary; return the result of ``train``.
 
     Raises:
-        SystemExit: with status 2 for bad arguments or missing or corrupt data.
+        SystemExit: 2 for bad arguments or missing, corrupt or empty data; 1 when the loss
+            diverges.
     """
     parser = build_parser()
     args = parser.parse_args(argv)
     be = backend_from_args(parser, args.backend, args.threads)
-    print(
-        f"SST-2: backend={be.name} epochs={args.epochs} batch={args.batch_size} lr={args.lr} "
-        f"filters={args.filters} dropout={args.dropout} seed={args.seed}"
+    options = {k: getattr(args, k) for k in DEFAULTS if k != "backend"}
+    print("SST-2: " + " ".join(f"{k}={v}" for k, v in options.items()) + f" backend={be.name}")
+    result = run_or_exit(
+        parser,
+        lambda: train(args.data_dir, backend=be, progress=not args.no_progress, **options),
+        (DatasetError, ValueError),
     )
-    try:
-        result = train(
-            args.data_dir,
-            epochs=args.epochs,
-            batch_size=args.batch_size,
-            lr=args.lr,
-            filters=args.filters,
-            rate=args.dropout,
-            max_length=args.max_length,
-            train_size=args.train_size,
-            seed=args.seed,
-            backend=be,
-            progress=not args.no_progress,
-        )
-    except (DatasetError, ValueError) as exc:
-        parser.error(str(exc))
     print(
         f"done: {result['train_phrases']} training phrases, dev accuracy "
         f"{result['dev_accuracy']:.2%} on {result['dev_sentences']} sentences (best epoch "
         f"{result['best_dev_accuracy']:.2%}); {result['seconds_per_epoch']:.1f} s/epoch"
     )
     return result
-
-
-if __name__ == "__main__":
-    main(sys.argv[1:])

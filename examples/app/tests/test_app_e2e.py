@@ -4,8 +4,9 @@ A page passes when Streamlit reports it connected and idle, its expected text an
 are drawn, and it shows no exception, no error box and no JavaScript error. A screenshot
 of each page is saved under ``test-artifacts/app/`` (with the server's log).
 
-Chromium is Debian's ``chromium`` package (``examples/app/install-browser.sh``). Without
-it the test is skipped, except in CI (``CI`` set), where it fails.
+The browser is Debian's ``chromium`` driven through Debian's ``chromium-driver`` by
+Selenium (``examples/app/install-browser.sh``). Without them the test is skipped, except in
+CI (``CI`` set), where it fails.
 """
 
 from __future__ import annotations
@@ -16,18 +17,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from app_support import (
-    APP,
+from mt_examples.testing import (
     ARTIFACTS,
+    Browser,
+    find_browser,
     missing,
     require_app_packages,
+    streamlit_server,
     write_fake_mnist,
     write_untrained_checkpoint,
 )
 
 require_app_packages()
-
-from app_browser import Browser, find_chromium, streamlit_server  # noqa: E402
 
 pytestmark = pytest.mark.task0_5
 
@@ -44,7 +45,7 @@ def mnist(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """Environment for the MNIST page: the real data if ``MINITORCH_DATA`` has it, else fake
     images; the newest checkpoint under runs/, else an untrained one (without mt-nn: none).
     """
-    from explorer.mnist import MnistError, find_checkpoint, nn_problem, sample_images
+    from mt_examples.explorer.mnist import MnistError, find_checkpoint, nn_problem, sample_images
 
     if nn_problem():
         return {}
@@ -61,17 +62,17 @@ def mnist(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def server(artifacts: Path, mnist: dict[str, str], browser: Browser) -> Iterator[str]:
-    with streamlit_server(APP, artifacts / "server.log", env=mnist) as url:
+    with streamlit_server(artifacts / "server.log", env=mnist) as url:
         yield url
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    chromium = find_chromium()
-    if chromium is None:  # a failure in CI, of these tests only; a skip elsewhere
-        missing("Chromium", "sh examples/app/install-browser.sh, or set CHROMIUM=/path/to/it")
-    assert chromium is not None
-    with Browser(chromium) as b:
+    found = find_browser()
+    if found is None:  # a failure in CI, of these tests only; a skip elsewhere
+        missing("Chromium and chromium-driver", "sh examples/app/install-browser.sh")
+    assert found is not None
+    with Browser(*found) as b:
         yield b
 
 

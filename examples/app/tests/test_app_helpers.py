@@ -7,14 +7,14 @@ import time
 
 import numpy as np
 import pytest
-from app_support import require_app_packages
+from mt_examples.testing import require_app_packages
 
 require_app_packages()
 
-from explorer.autodiff_graph import graph_nodes, node_derivatives, to_dot  # noqa: E402
-from explorer.expression import ExpressionError, evaluate, parse_variables  # noqa: E402
-from explorer.strides import StrideError, explore, parse_shape, position_formula  # noqa: E402
-from explorer.training import (  # noqa: E402
+from mt_examples.explorer.autodiff_graph import graph_nodes, node_derivatives, to_dot  # noqa: E402
+from mt_examples.explorer.expression import ExpressionError, evaluate, parse_variables  # noqa: E402
+from mt_examples.explorer.strides import StrideError, explore, parse_shape, position_formula  # noqa: E402
+from mt_examples.explorer.training import (  # noqa: E402
     TrainingConfig,
     TrainingJob,
     backend_problem,
@@ -258,9 +258,10 @@ def test_job_reports_a_failure(stop_training: list) -> None:
 
 @pytest.mark.task2_5
 def test_probability_grid_of_the_tensor_model() -> None:
-    from explorer.examples import load_example
+    from mt_examples import train_tensor
+    from mt_examples.toy import ToyConfig
 
-    result = load_example("train_tensor").train("simple", points=6, hidden=2, epochs=1)
-    grid = probability_grid(result["model"], "simple", 5)
+    result = train_tensor.train(ToyConfig("simple", points=6, hidden=2, epochs=1))
+    grid = probability_grid(result.model, "simple", 5)
     assert grid.shape == (5, 5)
     assert ((grid >= 0.0) & (grid <= 1.0)).all()

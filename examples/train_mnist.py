@@ -1,0 +1,6 @@
+"""``python examples/train_mnist.py --help``: runs ``mt_examples/train_mnist.py``."""
+
+from mt_examples.train_mnist import main
+
+if __name__ == "__main__":
+    main()

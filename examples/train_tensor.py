@@ -1,0 +1,6 @@
+"""``python examples/train_tensor.py --help``: runs ``mt_examples/train_tensor.py``."""
+
+from mt_examples.train_tensor import main
+
+if __name__ == "__main__":
+    main()
