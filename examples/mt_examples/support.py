@@ -16,7 +16,6 @@ __all__ = [
     "HelpFormatter",
     "MAX_EPOCHS",
     "DivergedError",
-    "add_run_options",
     "backend_from_args",
     "check_finite",
     "exit_with",
@@ -24,6 +23,7 @@ __all__ = [
     "int_between",
     "make_optimizer",
     "nn_epoch",
+    "nn_parser",
     "non_negative_int",
     "positive_float",
     "positive_int",
@@ -100,13 +100,15 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         return super()._get_help_string(action)
 
 
-def add_run_options(parser: argparse.ArgumentParser, defaults: dict[str, Any]) -> None:
-    """Add the options every nn training script takes.
+def nn_parser(prog: str, description: str, defaults: dict[str, Any]) -> argparse.ArgumentParser:
+    """Return a parser with the options every nn training script takes.
 
-    ``--data-dir``, ``--backend``, ``--epochs``, ``--batch-size``, ``--lr``, ``--seed``,
-    ``--threads`` and ``--no-progress``; ``defaults`` gives ``backend``, ``epochs``,
-    ``batch_size``, ``lr`` and ``seed``. Use with ``HelpFormatter``.
+    ``--data-dir``, ``--backend``, ``--epochs``, ``--batch-size``, ``--lr``, ``--dropout``,
+    ``--seed``, ``--threads`` and ``--no-progress``; ``defaults`` gives ``backend``,
+    ``epochs``, ``batch_size``, ``lr``, ``dropout`` and ``seed``. Pass ``--backend`` and
+    ``--threads`` on to ``backend_from_args``.
     """
+    parser = argparse.ArgumentParser(prog, description=description, formatter_class=HelpFormatter)
     add = parser.add_argument
     add("--data-dir", help="data folder (default: $MINITORCH_DATA, else ./data)")
     add("--backend", default=defaults["backend"], choices=["fast", "cuda", "simple"],
@@ -116,10 +118,12 @@ def add_run_options(parser: argparse.ArgumentParser, defaults: dict[str, Any]) -
     add("--batch-size", type=positive_int, default=defaults["batch_size"],
         help="examples per step")  # fmt: skip
     add("--lr", type=positive_float, default=defaults["lr"], help="learning rate")
+    add("--dropout", type=unit_interval, default=defaults["dropout"], help="dropout rate")
     add("--seed", type=int, default=defaults["seed"], help="random seed")
     add("--threads", type=positive_int,
         help="Numba threads (default: all cores; 1 can be faster on a busy machine)")  # fmt: skip
     add("--no-progress", action="store_true", help="hide the progress bars")
+    return parser
 
 
 def backend_from_args(
@@ -198,7 +202,7 @@ def progress_bar(total: int, desc: str, unit: str, show: bool = True) -> Any:
     return tqdm(total=total, desc=desc, unit=unit, leave=False, mininterval=interval)
 
 
-def check_finite(loss: float, epoch: int) -> float:
+def check_finite(loss: float, epoch: int | str) -> float:
     """Return ``loss``; raise ``DivergedError`` if it is NaN or infinite."""
     if not math.isfinite(loss):
         raise DivergedError(
@@ -217,15 +221,19 @@ def exit_with(prog: str, exc: BaseException) -> NoReturn:
 def nn_epoch(
     model: Any,
     opt: Any,
-    batches: Iterable[tuple[Any, Any]],
-    steps: int,
-    epoch: int,
-    desc: str,
+    make_batch: Callable[[Any], tuple[Any, Any]],
+    size: int,
+    batch_size: int,
+    rng: Any,
+    epoch: str,
     progress: bool = True,
 ) -> tuple[float, float, float]:
-    """Train an mt-nn classifier for one pass over ``batches`` of ``(input, int labels)``.
+    """Train an mt-nn classifier for one pass over ``size`` examples in a shuffled order.
 
-    Each step zeroes the gradients and runs forward, negative log-likelihood, backward, step.
+    ``make_batch(indices)`` returns the input tensor and int labels of those examples (a
+    numpy index array drawn with ``rng.permutation``). Each step zeroes the gradients and
+    runs forward, negative log-likelihood, backward, step. ``epoch`` (``"2/4"``) labels the
+    progress bar and a divergence.
 
     Returns:
         The mean loss and the accuracy (both running, over the pass) and the seconds taken.
@@ -239,11 +247,13 @@ def nn_epoch(
 
     from minitorch.nn import nll_loss
 
-    bar = progress_bar(steps, desc, "step", progress)
-    total, correct, seen = 0.0, 0, 0
+    order = rng.permutation(size)
+    bar = progress_bar(-(-size // batch_size), f"epoch {epoch}", "step", progress)
+    total, correct = 0.0, 0
     start = time.perf_counter()
     try:
-        for x, y in batches:
+        for first in range(0, size, batch_size):
+            x, y = make_batch(order[first : first + batch_size])
             opt.zero_grad()
             out = model(x)
             loss = nll_loss(out, y)
@@ -251,8 +261,8 @@ def nn_epoch(
             opt.step()
             total += check_finite(loss.item(), epoch) * len(y)
             correct += int(np.sum(np.argmax(out.to_numpy(), axis=1) == y))
-            seen += len(y)
             if bar is not None:
+                seen = first + len(y)
                 bar.update(1)
                 bar.set_postfix(
                     loss=f"{total / seen:.4f}", acc=f"{correct / seen:.3f}", refresh=False
@@ -260,7 +270,7 @@ def nn_epoch(
     finally:
         if bar is not None:
             bar.close()
-    return total / max(1, seen), correct / max(1, seen), time.perf_counter() - start
+    return total / max(1, size), correct / max(1, size), time.perf_counter() - start
 
 
 def run_or_exit(

@@ -47,16 +47,14 @@ from minitorch.operators import Module
 from minitorch.tensor import Tensor, TensorBackend, from_numpy
 from minitorch.tensor import backend as find_backend
 from mt_examples.support import (
-    HelpFormatter,
-    add_run_options,
     backend_from_args,
     hint_missing,
     make_optimizer,
     nn_epoch,
+    nn_parser,
     non_negative_int,
     positive_int,
     run_or_exit,
-    unit_interval,
 )
 
 __all__ = ["DEFAULTS", "Network", "build_parser", "evaluate", "main", "train"]
@@ -245,13 +243,10 @@ def train(
     epoch_seconds: list[float] = []
     steps = (len(y_fit) + batch_size - 1) // batch_size
     for epoch in range(1, epochs + 1):
-        perm = rng.permutation(len(y_fit))
-        batches = (
-            (_batch(x_fit[idx], be), y_fit[idx])
-            for idx in (perm[s : s + batch_size] for s in range(0, len(perm), batch_size))
-        )
-        desc = f"epoch {epoch}/{epochs}"
-        loss, acc, seconds = nn_epoch(model, opt, batches, steps, epoch, desc, progress)
+        loss, acc, seconds = nn_epoch(
+            model, opt, lambda i: (_batch(x_fit[i], be), y_fit[i]), len(y_fit), batch_size, rng,
+            f"{epoch}/{epochs}", progress,
+        )  # fmt: skip
         held_loss, held_acc = evaluate(model, x_held, y_held, be)
         epoch_seconds.append(seconds)
         history["train_loss"].append(loss)
@@ -286,16 +281,11 @@ def train(
 
 def build_parser() -> argparse.ArgumentParser:
     """Return the command-line parser of this script."""
-    p = argparse.ArgumentParser(
-        prog="train_mnist",
-        description="Train the course's conv network on MNIST with MiniTorch.",
-        formatter_class=HelpFormatter,
-    )
-    add_run_options(p, DEFAULTS)
+    description = "Train the course's conv network on MNIST with MiniTorch."
+    p = nn_parser("train_mnist", description, DEFAULTS)
     add = p.add_argument
     add("--optimizer", choices=["adam", "sgd"], default=DEFAULTS["optimizer"],
         help="adam, or sgd with momentum 0.9")  # fmt: skip
-    add("--dropout", type=unit_interval, default=DEFAULTS["dropout"], help="dropout rate")
     add("--val-size", type=non_negative_int, default=DEFAULTS["val_size"],
         help="training images held out for per-epoch figures (0: use the test set)")  # fmt: skip
     add("--train-size", type=positive_int, help="train on at most this many images (default: all)")

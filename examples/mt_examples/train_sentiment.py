@@ -40,13 +40,11 @@ from minitorch.operators import Module
 from minitorch.tensor import Tensor, TensorBackend, from_numpy
 from minitorch.tensor import backend as find_backend
 from mt_examples.support import (
-    HelpFormatter,
-    add_run_options,
     backend_from_args,
     nn_epoch,
+    nn_parser,
     positive_int,
     run_or_exit,
-    unit_interval,
 )
 
 __all__ = ["DEFAULTS", "SentimentCNN", "Vocabulary", "build_parser", "main", "train"]
@@ -207,20 +205,17 @@ def train(
     y_dev = dev_set.labels
     model = SentimentCNN(glove.dim, filters, dropout, be, None if seed is None else seed + 1)
     opt = Adam(model.parameters(), lr=lr)
-    steps = (len(y_train) + batch_size - 1) // batch_size
     history: dict[str, list[float]] = {"train_loss": [], "train_accuracy": [], "dev_accuracy": []}
     epoch_seconds = []
+
+    def make_batch(idx: npt.NDArray[np.int64]) -> tuple[Tensor, npt.NDArray[np.int64]]:
+        x = vocab.batch([x_train[i] for i in idx], max_length)
+        return from_numpy(x, backend=be), y_train[idx]
+
     for epoch in range(1, epochs + 1):
-        perm = rng.permutation(len(y_train))
-        batches = (
-            (
-                from_numpy(vocab.batch([x_train[i] for i in idx], max_length), backend=be),
-                y_train[idx],
-            )
-            for idx in (perm[s : s + batch_size] for s in range(0, len(perm), batch_size))
+        loss, acc, seconds = nn_epoch(
+            model, opt, make_batch, len(y_train), batch_size, rng, f"{epoch}/{epochs}", progress
         )
-        desc = f"epoch {epoch}/{epochs}"
-        loss, acc, seconds = nn_epoch(model, opt, batches, steps, epoch, desc, progress)
         dev_acc = accuracy(model, vocab, x_dev, y_dev, be, max_length)
         epoch_seconds.append(seconds)
         history["train_loss"].append(loss)
@@ -246,16 +241,11 @@ def train(
 
 def build_parser() -> argparse.ArgumentParser:
     """Return the command-line parser of this script."""
-    p = argparse.ArgumentParser(
-        prog="train_sentiment",
-        description="Train a conv1d sentiment classifier on SST-2 with GloVe embeddings.",
-        formatter_class=HelpFormatter,
-    )
-    add_run_options(p, DEFAULTS)
+    description = "Train a conv1d sentiment classifier on SST-2 with GloVe embeddings."
+    p = nn_parser("train_sentiment", description, DEFAULTS)
     add = p.add_argument
     add("--filters", type=positive_int, default=DEFAULTS["filters"],
         help="output channels of each convolution")  # fmt: skip
-    add("--dropout", type=unit_interval, default=DEFAULTS["dropout"], help="dropout rate")
     add("--max-length", type=positive_int, default=DEFAULTS["max_length"],
         help="cut sentences to this many tokens")  # fmt: skip
     add("--train-size", type=positive_int, help="train on this many phrases (default: all 67,349)")
