@@ -50,6 +50,20 @@ class Row:
     ours_median: float | None = None
     torch_median: float | None = None
 
+    def cell(self, seconds: float | None) -> str:
+        """Format a time of this row: GFLOP/s or GB/s when the work is known, else ms."""
+        if seconds is None:
+            return "-"
+        if self.flops:
+            return f"{self.flops / seconds / 1e9:.1f} GFLOP/s"
+        if self.nbytes:
+            return f"{self.nbytes / seconds / 1e9:.1f} GB/s"
+        return f"{seconds * 1e3:.3f} ms"
+
+    def ratio(self, theirs: float | None) -> str:
+        """Format ``ours / theirs`` (lower is better for us), or ``-``."""
+        return f"{self.ours / theirs:.2f}x" if self.ours and theirs else "-"
+
 
 def best_time(fn: Callable[[], Any], repeat: int, sync: Callable[[], None] | None = None) -> float:
     """Return the best wall time of ``repeat`` calls of ``fn``, after one warm-up call.

@@ -225,18 +225,10 @@ def format_table(rows: Sequence[Row]) -> str:
         "| --- | ---: | ---: | ---: | --- |",
     ]
 
-    def cell(t: float | None, r: Row) -> str:
-        if t is None:
-            return "-"
-        if r.flops:
-            return f"{r.flops / t / 1e9:.1f} GFLOP/s"
-        if r.nbytes:
-            return f"{r.nbytes / t / 1e9:.1f} GB/s"
-        return f"{t * 1e3:.2f} ms"
-
     for r in rows:
-        ratio = f"{r.ours / r.torch:.2f}x" if r.ours and r.torch else "-"
-        lines.append(f"| {r.name} | {cell(r.ours, r)} | {cell(r.torch, r)} | {ratio} | {r.note} |")
+        lines.append(
+            f"| {r.name} | {r.cell(r.ours)} | {r.cell(r.torch)} | {r.ratio(r.torch)} | {r.note} |"
+        )
     return "\n".join(lines)
 
 

@@ -209,19 +209,11 @@ def format_table(rows: Sequence[Row]) -> str:
         "| operation | MiniTorch fast | NumPy | fast / NumPy | PyTorch CPU | fast / PyTorch |",
         "| --- | ---: | ---: | ---: | ---: | ---: |",
     ]
-
-    def cell(t: float | None, flops: float | None) -> str:
-        if t is None:
-            return "-"
-        return f"{flops / t / 1e9:.1f} GFLOP/s" if flops else f"{t * 1e3:.3f} ms"
-
-    for r in rows:
-        ratio_np = f"{r.ours / r.numpy:.2f}x" if r.ours and r.numpy else "-"
-        ratio_t = f"{r.ours / r.torch:.2f}x" if r.ours and r.torch else "-"
-        lines.append(
-            f"| {r.name} | {cell(r.ours, r.flops)} | {cell(r.numpy, r.flops)} | {ratio_np} | "
-            f"{cell(r.torch, r.flops)} | {ratio_t} |"
-        )
+    lines += [
+        f"| {r.name} | {r.cell(r.ours)} | {r.cell(r.numpy)} | {r.ratio(r.numpy)} | "
+        f"{r.cell(r.torch)} | {r.ratio(r.torch)} |"
+        for r in rows
+    ]
     return "\n".join(lines)
 
 
