@@ -111,9 +111,10 @@ class GraphNode:
     """The ``Variable`` protocol for values that record a ``history``.
 
     A subclass (``Scalar``, ``Tensor``) keeps in ``history`` either None (a constant) or an
-    object with ``last_fn`` (None for a leaf), ``ctx`` and ``inputs``; ``last_fn._backward``
-    returns one derivative per input. The subclass adds ``chain_rule`` (what to do with
-    each input's derivative) and ``accumulate_derivative``.
+    object with ``last_fn`` (None for a leaf), ``ctx`` and ``inputs``;
+    ``last_fn.derivatives(ctx, d_output)`` returns one derivative per input, as a tuple.
+    The subclass adds ``chain_rule`` (what to do with each input's derivative) and
+    ``accumulate_derivative``.
     """
 
     __slots__ = ()
@@ -152,7 +153,7 @@ class GraphNode:
         h = self.history
         if h is None or h.last_fn is None or h.ctx is None:
             return []
-        grads = h.last_fn._backward(h.ctx, d_output)
+        grads = h.last_fn.derivatives(h.ctx, d_output)
         if len(grads) != len(h.inputs):
             raise RuntimeError(
                 f"{h.last_fn.__name__}.backward returned {len(grads)} derivative(s) "

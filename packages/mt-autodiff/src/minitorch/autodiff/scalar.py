@@ -64,7 +64,8 @@ class ScalarFunction:
         raise NotImplementedError
 
     @classmethod
-    def _backward(cls, ctx: Context, d_output: float) -> tuple[float, ...]:
+    def derivatives(cls, ctx: Context, d_output: float) -> tuple[float, ...]:
+        """Run ``backward`` and return its derivatives as a tuple (one per input)."""
         d = cls.backward(ctx, d_output)
         return d if isinstance(d, tuple) else (d,)
 
@@ -90,7 +91,8 @@ class Scalar(GraphNode):
     Attributes:
         data: the value.
         history: how it was made (None for a constant).
-        derivative: the accumulated derivative of a leaf after ``backward()``.
+        derivative: the accumulated derivative of a leaf after ``backward()`` (also
+            readable and writable as ``grad``, the name Tensors and PyTorch use).
         name: an optional label, used by the visual tools.
     """
 
@@ -114,6 +116,19 @@ class Scalar(GraphNode):
         self.history: ScalarHistory | None = history
         self.derivative: float | None = None
         self.name: str | None = name
+
+    @property
+    def grad(self) -> float | None:
+        """The accumulated derivative (``derivative``, under PyTorch's name)."""
+        return self.derivative
+
+    @grad.setter
+    def grad(self, value: float | None) -> None:
+        self.derivative = value
+
+    def detach(self) -> Scalar:
+        """Return a constant Scalar with the same value (no history)."""
+        return Scalar(self.data, requires_grad=False)
 
     # The Variable protocol: unique_id, is_leaf, is_constant, parents come from GraphNode.
     def chain_rule(self, d_output: float) -> Iterable[tuple[Scalar, float]]:

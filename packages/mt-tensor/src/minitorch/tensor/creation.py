@@ -166,7 +166,7 @@ def grad_check(
         if grad is None:
             raise AssertionError(f"input {i} of {f!r} received no gradient")
         got_all = grad.to_numpy()
-        indices = list(x._tensor.indices())
+        indices = list(x.tensor_data.indices())
         if samples is not None and len(indices) > samples:
             indices = rng.sample(indices, samples)
         for ind in indices:

@@ -27,7 +27,9 @@ __all__ = [
     "UserShape",
     "UserStrides",
     "broadcast_index",
+    "check_dim",
     "index_to_position",
+    "is_contiguous_layout",
     "shape_broadcast",
     "strides_from_shape",
     "to_index",
@@ -81,6 +83,39 @@ def broadcast_index(big_index: Index, big_shape: Shape, shape: Shape, out_index:
             out_index[i] = big_index[i + offset]
         else:
             out_index[i] = 0
+
+
+def is_contiguous_layout(shape: UserShape | Shape, strides: UserStrides | Strides) -> bool:
+    """True if ``strides`` are row-major for ``shape`` (size-1 dimensions may have any stride).
+
+    Plain loops over two integer sequences, so Numba compiles it unchanged: mt-fast and
+    mt-cuda wrap this function (``register_jitable`` / ``cuda.jit``) rather than rewrite it.
+    """
+    expected = 1
+    for i in range(len(shape) - 1, -1, -1):
+        if shape[i] != 1 and strides[i] != expected:
+            return False
+        expected *= shape[i]
+    return True
+
+
+def check_dim(dim: Any, shape: UserShape) -> int:
+    """Return ``dim`` as a non-negative dimension of ``shape`` (negative counts from the end).
+
+    The one dim validator: every function that takes a ``dim`` uses it.
+
+    Raises:
+        IndexingError: if ``dim`` is not an int (bools are not dims), or is out of range.
+    """
+    dims = len(shape)
+    if not isinstance(dim, (int, np.integer)) or isinstance(dim, (bool, np.bool_)):
+        raise IndexingError(f"dim must be an int, got {dim!r} ({type(dim).__name__})")
+    if not -dims <= dim < dims:
+        raise IndexingError(
+            f"dim {dim} is out of range for a tensor of shape {tuple(shape)} "
+            f"(expected a dim in [{-dims}, {dims - 1}])"
+        )
+    return int(dim) % dims
 
 
 def shape_broadcast(shape1: UserShape, shape2: UserShape) -> tuple[int, ...]:
@@ -183,10 +218,7 @@ class TensorData:
 
     def is_contiguous(self) -> bool:
         """True if the strides are row-major for the shape (size-1 dimensions ignored)."""
-        expected = strides_from_shape(self.shape)
-        return all(
-            s == 1 or a == b for s, a, b in zip(self.shape, self.strides, expected, strict=True)
-        )
+        return is_contiguous_layout(self.shape, self.strides)
 
     @staticmethod
     def shape_broadcast(shape_a: UserShape, shape_b: UserShape) -> builtins.tuple[int, ...]:
