@@ -28,6 +28,7 @@ from minitorch.cuda import CudaBackend, is_available
 from minitorch.cuda.device import simulator_enabled
 from minitorch.tensor import Tensor, from_numpy
 from mt_examples.bench import Row, best_time, import_torch
+from mt_examples.support import HelpFormatter
 
 
 def check_gpu() -> None:
@@ -246,7 +247,9 @@ def build_rows(
 
 def main(argv: Sequence[str] | None = None) -> str:
     """Run the benchmark on the GPU and print the table; return it."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0], formatter_class=HelpFormatter
+    )
     parser.add_argument("--repeat", type=int, default=5, help="timed repeats per row")
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
     parser.add_argument("--no-torch", action="store_true", help="skip the PyTorch column")

@@ -20,6 +20,7 @@ import numpy as np
 from minitorch.fast import FastBackend
 from minitorch.tensor import Tensor, from_numpy
 from mt_examples.bench import Row, best_time, import_torch
+from mt_examples.support import HelpFormatter
 
 Case = tuple[str, Callable[[], Any], Callable[[], Any], Callable[[], Any] | None]
 """``(name, ours, numpy, torch or None)``: the same operation in each library."""
@@ -223,7 +224,9 @@ SECTIONS = ("elementwise", "sum", "matmul", "mlp")
 
 def main(argv: Sequence[str] | None = None) -> str:
     """Run the benchmark and print the table; return it."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0], formatter_class=HelpFormatter
+    )
     parser.add_argument("--repeat", type=int, default=7, help="timed repeats per row")
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
     parser.add_argument("--no-torch", action="store_true", help="skip the PyTorch column")

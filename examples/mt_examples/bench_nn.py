@@ -33,6 +33,7 @@ from minitorch.fast import FastBackend
 from minitorch.nn import nll_loss
 from minitorch.tensor import from_numpy
 from mt_examples.bench import Row, import_torch, step_times
+from mt_examples.support import HelpFormatter
 from mt_examples.train_mnist import Network
 
 __all__ = ["bench_step", "line", "main", "torch_network"]
@@ -134,8 +135,10 @@ def bench_step(batch: int, threads: int, repeat: int, torch: Any, dtype: Any) ->
 def main(argv: Sequence[str] | None = None) -> list[Row]:
     """Run the benchmark and print the table."""
     cores = numba.config.NUMBA_NUM_THREADS
-    p = argparse.ArgumentParser(prog="bench_nn", description=__doc__.split("\n\n")[0])
-    p.add_argument("--batch", type=int, nargs="+", default=[16, 64])
+    p = argparse.ArgumentParser(
+        prog="bench_nn", description=__doc__.split("\n\n")[0], formatter_class=HelpFormatter
+    )
+    p.add_argument("--batch", type=int, nargs="+", default=[16, 64], help="batch sizes to run")
     p.add_argument(
         "--threads",
         type=int,

@@ -30,7 +30,7 @@ from typing import Any
 from minitorch.tensor import TensorBackend, tensor
 from minitorch.tensor import backend as find_backend
 from mt_examples.bench import import_torch, microseconds_per_call
-from mt_examples.support import positive_int
+from mt_examples.support import HelpFormatter, positive_int
 
 __all__ = [
     "CASES",
@@ -128,7 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="bench_tensor",
         description="Microseconds per operation on 1-element tensors, MiniTorch vs PyTorch.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     p.add_argument(
         "--backend",
