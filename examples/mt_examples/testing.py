@@ -125,14 +125,20 @@ _PAGE_STATE = """
 
 
 def find_browser() -> tuple[str, str] | None:
-    """Return Chromium and its driver (``$CHROMIUM``/``$CHROMEDRIVER`` or on PATH), or None."""
+    """Return Chromium and its driver, or None.
+
+    ``$CHROMIUM`` and ``$CHROMEDRIVER`` if set, else ``chromium`` and ``chromedriver`` on
+    PATH (or in ``$CHROMEWEBDRIVER``, where GitHub's runners keep theirs).
+    """
+    web_driver = os.path.join(os.environ.get("CHROMEWEBDRIVER", ""), "chromedriver")
+    candidates = {
+        "CHROMIUM": [shutil.which("chromium"), shutil.which("chromium-browser")],
+        "CHROMEDRIVER": [shutil.which("chromedriver"), web_driver],
+    }
     found = []
-    for env, names in (
-        ("CHROMIUM", ("chromium", "chromium-browser")),
-        ("CHROMEDRIVER", ("chromedriver",)),
-    ):
-        path = os.environ.get(env) or next(filter(None, map(shutil.which, names)), None)
-        if not path or not os.access(path, os.X_OK):
+    for env, paths in candidates.items():
+        path = os.environ.get(env) or next((p for p in paths if p and os.access(p, os.X_OK)), "")
+        if not os.access(path, os.X_OK):
             return None
         found.append(path)
     return found[0], found[1]
