@@ -99,7 +99,10 @@ def test_page_renders_without_errors(
     if name == "mnist" and not mnist:
         expect, charts = "The MNIST page needs mt-nn", None
     js_errors = len(browser.js_errors)
-    state = browser.load(f"{server}/{path}", expect, charts=charts)
+    # The MNIST page's first load may compile the fast backend's conv kernels (minutes on a
+    # busy machine with a cold Numba cache).
+    timeout = 300 if name == "mnist" else 60
+    state = browser.load(f"{server}/{path}", expect, timeout=timeout, charts=charts)
     browser.screenshot(artifacts / f"{name}.png")
     assert not state.exceptions, state.exceptions
     assert not state.errors, state.errors
