@@ -15,7 +15,6 @@ are ``train_tensor.py`` on the backend of that name.
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 from collections.abc import Mapping
@@ -25,8 +24,8 @@ from typing import Any
 import numpy as np
 
 from minitorch.autodiff import no_grad
-from minitorch.operators import Graph, Module, datasets
-from mt_examples.toy import DEFAULT_LR, ToyConfig, ToyResult
+from minitorch.operators import Graph, Module
+from mt_examples.toy import ToyConfig, ToyResult
 
 __all__ = [
     "BACKENDS",
@@ -106,28 +105,21 @@ def config_from_query(params: Mapping[str, str]) -> TrainingConfig:
 
     Values that are not valid for a field are ignored, so a stale link still opens.
     """
-    base = TrainingConfig()
-    values: dict[str, Any] = {}
+    config = TrainingConfig()
     for f in fields(TrainingConfig):
         text = params.get(f.name)
         if text is None:
             continue
         try:
-            value = type(getattr(base, f.name))(text)
+            value = type(getattr(config, f.name))(text)
+            candidate = replace(config, **{f.name: value})
+            candidate.checked()  # the examples' own validation: sizes, rate, names
         except ValueError:
             continue
-        if f.name == "dataset" and value not in datasets:
+        if (f.name == "backend" and value not in BACKENDS) or (f.name == "seed" and value < 0):
             continue
-        if f.name == "backend" and value not in BACKENDS:
-            continue
-        if f.name == "optimizer" and value not in DEFAULT_LR:
-            continue
-        if isinstance(value, (int, float)):
-            in_range = value >= 0 if f.name == "seed" else value > 0
-            if not (math.isfinite(value) and in_range):
-                continue
-        values[f.name] = value
-    return replace(base, **values)
+        config = candidate
+    return config
 
 
 def backend_problem(name: str) -> str | None:
