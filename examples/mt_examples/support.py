@@ -10,6 +10,7 @@ import argparse
 import math
 import sys
 from collections.abc import Callable, Iterable
+from functools import partial
 from typing import Any, NoReturn
 
 __all__ = [
@@ -18,6 +19,7 @@ __all__ = [
     "DivergedError",
     "backend_from_args",
     "check_finite",
+    "download_data",
     "exit_with",
     "hint_missing",
     "int_between",
@@ -103,14 +105,21 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
 def nn_parser(prog: str, description: str, defaults: dict[str, Any]) -> argparse.ArgumentParser:
     """Return a parser with the options every nn training script takes.
 
-    ``--data-dir``, ``--backend``, ``--epochs``, ``--batch-size``, ``--lr``, ``--dropout``,
-    ``--seed``, ``--threads`` and ``--no-progress``; ``defaults`` gives ``backend``,
-    ``epochs``, ``batch_size``, ``lr``, ``dropout`` and ``seed``. Pass ``--backend`` and
+    ``--data-dir``, ``--download``, ``--mirror``, ``--backend``, ``--epochs``,
+    ``--batch-size``, ``--lr``, ``--dropout``, ``--seed``, ``--threads`` and
+    ``--no-progress``; ``defaults`` gives ``backend``, ``epochs``, ``batch_size``, ``lr``,
+    ``dropout`` and ``seed``. Pass ``--backend`` and
     ``--threads`` on to ``backend_from_args``.
     """
     parser = argparse.ArgumentParser(prog, description=description, formatter_class=HelpFormatter)
     add = parser.add_argument
     add("--data-dir", help="data folder (default: $MINITORCH_DATA, else ./data)")
+    add("--download", action="store_true",
+        help="first fetch the data files that are missing into the data folder "
+        "(checked against their SHA-256)")  # fmt: skip
+    add("--mirror", metavar="URL",
+        help="with --download: fetch <URL>/<dataset>/<file> instead of the usual public "
+        "sources (default: $MINITORCH_MIRROR)")  # fmt: skip
     add("--backend", default=defaults["backend"], choices=["fast", "cuda", "simple"],
         help="tensor backend")  # fmt: skip
     add("--epochs", type=int_between(1, MAX_EPOCHS), default=defaults["epochs"],
@@ -271,6 +280,20 @@ def nn_epoch(
         if bar is not None:
             bar.close()
     return total / max(1, size), correct / max(1, size), time.perf_counter() - start
+
+
+def download_data(parser: argparse.ArgumentParser, args: argparse.Namespace, *readers: Any) -> None:
+    """With ``--download``, fetch what each mt-nn reader (``MNIST``, ``SST2``...) is missing.
+
+    A download that fails ends the script with one line (exit status 2).
+    """
+    if not args.download:
+        return
+    from minitorch.nn import DownloadError
+
+    for reader in readers:
+        fetch = partial(reader.download, args.data_dir, mirror=args.mirror)
+        run_or_exit(parser, partial(fetch, progress=not args.no_progress), (DownloadError,))
 
 
 def run_or_exit(

@@ -6,14 +6,16 @@ log-likelihood. Each epoch shows a progress bar, then the loss and accuracy on a
 split and the time the epoch took; at the end the test accuracy, a PNG of the curves and a
 checkpoint (``.npz``, written atomically after every epoch).
 
-    python examples/train_mnist.py --data-dir ../shared/data            # full 60,000 images
-    python examples/train_mnist.py --data-dir ../shared/data --train-size 5000 --epochs 2
+    python examples/train_mnist.py --download                 # fetch (11 MB) and train
+    python examples/train_mnist.py --train-size 5000 --epochs 2
 
-The data folder holds ``mnist/train-images-idx3-ubyte.gz`` etc. (``--data-dir`` or the
-``MINITORCH_DATA`` environment variable). With ``--val-size N`` the last N images of a
-seeded shuffle of the training set are held out for the per-epoch figures; with the default
-``--val-size 0`` the model trains on every training image and the per-epoch figures are
-measured on the test set, which is never trained on. ``--backend cuda`` runs on mt-cuda's
+The data folder holds ``mnist/train-images-idx3-ubyte.gz`` etc. (``--data-dir``, else the
+``MINITORCH_DATA`` environment variable, else ``./data``); ``--download`` fetches the files
+that are missing, checked against their SHA-256 (``--mirror URL`` for another source).
+With ``--val-size N`` the last N images of a seeded shuffle of the training set are held
+out for the per-epoch figures; with the default ``--val-size 0`` the model trains on every
+training image and the per-epoch figures are measured on the test set, which is never
+trained on. ``--backend cuda`` runs on mt-cuda's
 backend (a GPU, or the simulator, which is far too slow for this). ``main(argv)`` and
 ``train(...)`` can also be imported.
 """
@@ -48,6 +50,7 @@ from minitorch.tensor import Tensor, TensorBackend, from_numpy
 from minitorch.tensor import backend as find_backend
 from mt_examples.support import (
     backend_from_args,
+    download_data,
     hint_missing,
     make_optimizer,
     nn_epoch,
@@ -306,6 +309,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser = build_parser()
     args = parser.parse_args(argv)
     be = backend_from_args(parser, args.backend, args.threads)
+    download_data(parser, args, MNIST)
     options = {k: getattr(args, k) for k in DEFAULTS if k != "backend"}
     print("MNIST: " + " ".join(f"{k}={v}" for k, v in options.items()) + f" backend={be.name}")
     result = run_or_exit(

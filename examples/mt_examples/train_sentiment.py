@@ -7,12 +7,14 @@ added, and dropout, a linear layer 100->2 and log-softmax give the class probabi
 (Kim, 2014, as the course builds it). Trained with Adam on the negative log-likelihood;
 after each epoch the accuracy on the 872 sentences of the SST-2 dev set is printed.
 
-    python examples/train_sentiment.py --data-dir ../shared/data
-    python examples/train_sentiment.py --data-dir ../shared/data --train-size 5000 --epochs 1
+    python examples/train_sentiment.py --download             # fetch SST-2 and GloVe, train
+    python examples/train_sentiment.py --train-size 5000 --epochs 1
 
 The data folder holds ``sst2/train.tsv``, ``sst2/dev.tsv`` and ``glove/glove.6B.50d.txt``
-(or the shared, vocabulary-restricted ``glove/glove50_sst2.txt.gz``); ``--data-dir`` or
-``MINITORCH_DATA`` points at it. ``main(argv)`` and ``train(...)`` can also be imported.
+(or a vocabulary-restricted ``glove/glove50_sst2.txt.gz``): ``--data-dir``, else
+``MINITORCH_DATA``, else ``./data``. ``--download`` fetches what is missing (SST-2 is 7 MB,
+GloVe's archive 822 MB), checked against SHA-256; ``--mirror URL`` names another source.
+``main(argv)`` and ``train(...)`` can also be imported.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from minitorch.tensor import Tensor, TensorBackend, from_numpy
 from minitorch.tensor import backend as find_backend
 from mt_examples.support import (
     backend_from_args,
+    download_data,
     nn_epoch,
     nn_parser,
     positive_int,
@@ -262,6 +265,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser = build_parser()
     args = parser.parse_args(argv)
     be = backend_from_args(parser, args.backend, args.threads)
+    download_data(parser, args, SST2, GloVe)  # GloVe's 822 MB only if its vectors are missing
     options = {k: getattr(args, k) for k in DEFAULTS if k != "backend"}
     print("SST-2: " + " ".join(f"{k}={v}" for k, v in options.items()) + f" backend={be.name}")
     result = run_or_exit(

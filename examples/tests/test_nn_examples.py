@@ -7,11 +7,19 @@ data, are in mt-nn's README.
 
 from __future__ import annotations
 
+import functools
 import gzip
+import hashlib
+import http.server
 import importlib.util
+import shutil
 import struct
+import threading
+import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 import pytest
@@ -258,4 +266,86 @@ def test_train_sentiment_header_only_train_split_is_a_clear_error(
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert "train" in err
+    assert "Traceback" not in err
+
+
+@pytest.fixture
+def mirror(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """A local HTTP server on 127.0.0.1 serving the folder it yields (no internet)."""
+    root = tmp_path / "mirror"
+    root.mkdir()
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler) as server:
+        handler.log_message = lambda *a: None  # type: ignore[attr-defined]
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        yield f"http://127.0.0.1:{server.server_address[1]}", root
+        server.shutdown()
+
+
+def _remote(path: Path) -> Any:
+    """The mt-nn download entry of a generated file: its name and checksum, no public home."""
+    from minitorch.nn.download import Remote
+
+    data = path.read_bytes()
+    return Remote(path.name, (), hashlib.sha256(data).hexdigest(), len(data))
+
+
+def test_train_mnist_downloads_from_a_mirror(
+    train_mnist, mnist_dir, mirror, tmp_path, monkeypatch
+) -> None:
+    url, served = mirror
+    shutil.copytree(mnist_dir / "mnist", served / "mnist")
+    remotes = [_remote(p) for p in sorted((served / "mnist").iterdir())]
+    monkeypatch.setattr(train_mnist.MNIST, "REMOTES", remotes)
+    data = tmp_path / "data"
+    argv = ["--download", "--mirror", url, "--data-dir", str(data), "--out-dir", str(tmp_path)]
+    result = train_mnist.main([*argv, "--epochs", "1", "--no-progress", "--no-plot"])
+    assert result["train_images"] == 96
+    for remote in remotes:
+        assert (data / "mnist" / remote.name).read_bytes() == (
+            served / "mnist" / remote.name
+        ).read_bytes()
+
+
+def test_train_sentiment_downloads_from_a_mirror(
+    train_sentiment, sst2_dir, mirror, tmp_path, monkeypatch
+) -> None:
+    url, served = mirror
+    for folder, archive, members in (
+        (
+            "sst2",
+            "SST-2.zip",
+            {"SST-2/train.tsv": "sst2/train.tsv", "SST-2/dev.tsv": "sst2/dev.tsv"},
+        ),
+        ("glove", "glove.6B.zip", {"glove.6B.50d.txt": "glove/glove.6B.50d.txt"}),
+    ):
+        (served / folder).mkdir()
+        with zipfile.ZipFile(served / folder / archive, "w") as z:
+            for name, source in members.items():
+                z.write(sst2_dir / source, name)
+        owner = train_sentiment.SST2 if folder == "sst2" else train_sentiment.GloVe
+        monkeypatch.setattr(owner, "REMOTE", _remote(served / folder / archive))
+    data = tmp_path / "data"
+    argv = ["--download", "--mirror", url, "--data-dir", str(data), "--filters", "4"]
+    result = train_sentiment.main([*argv, "--epochs", "1", "--no-progress"])
+    assert result["train_phrases"] == 64
+    assert (data / "glove" / "glove.6B.50d.txt").is_file()
+
+
+def test_a_failed_download_is_a_one_line_error(
+    train_mnist, mirror, tmp_path, monkeypatch, capsys
+) -> None:
+    url, served = mirror  # serves nothing: every file is a 404
+    (served / "mnist").mkdir()
+    (served / "mnist" / "x.gz").write_bytes(b"x")
+    monkeypatch.setattr(train_mnist.MNIST, "REMOTES", [_remote(served / "mnist" / "x.gz")])
+    (served / "mnist" / "x.gz").unlink()
+    with pytest.raises(SystemExit) as exc:
+        train_mnist.main(
+            ["--download", "--mirror", url, "--data-dir", str(tmp_path), "--no-progress"]
+        )
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "x.gz" in err
     assert "Traceback" not in err
