@@ -284,20 +284,20 @@ class Browser:
     def click_button(self, label: str) -> None:
         """Click the first button whose text ends with ``label``.
 
-        Raises:
-            LookupError: if there is no such button (or it went stale while clicked).
-        """
-        from selenium.common.exceptions import WebDriverException
-        from selenium.webdriver.common.by import By
+        One round trip, so that a page that re-renders twice a second cannot replace the
+        button between finding and clicking it.
 
-        for button in self.driver.find_elements(By.TAG_NAME, "button"):
-            try:
-                if button.text.strip().endswith(label):
-                    button.click()
-                    return
-            except WebDriverException:
-                continue
-        raise LookupError(f"no button {label!r} on the page")
+        Raises:
+            LookupError: if there is no such button.
+        """
+        clicked = self.driver.execute_script(
+            "const b = Array.from(document.querySelectorAll('button'))"
+            ".find((e) => e.innerText.trim().endsWith(arguments[0]));"
+            " if (!b) return false; b.click(); return true;",
+            label,
+        )
+        if not clicked:
+            raise LookupError(f"no button {label!r} on the page")
 
     def screenshot(self, path: Path) -> None:
         """Save the visible page as a PNG."""
