@@ -29,7 +29,7 @@ from typing import Any
 
 from numba import cuda, types
 
-from minitorch.tensor.tensor_data import MAX_DIMS, broadcast_index, index_to_position, to_index
+from minitorch.tensor import MAX_DIMS, broadcast_index, index_to_position, to_index
 
 from . import launch
 
