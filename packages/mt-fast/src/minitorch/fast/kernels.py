@@ -214,6 +214,12 @@ def make_reduce(fn: Callable[[float, float], float]) -> Callable[..., None]:
         row, out_step = _last(out_shape, out_strides)
         if size == 0:
             pass
+        elif n == 0:
+            # Nothing to fold: every output is the start value (``sum`` 0, ``max`` -inf).
+            for i in prange(size):
+                index = np.empty(nd, np.int64)
+                to_index(i, out_shape, index)
+                out[index_to_position(index, out_strides)] = start
         elif dim == nd - 1 or row == 1:
             for i in prange(size):
                 index = np.empty(nd, np.int64)
