@@ -10,6 +10,7 @@ operator or an index helper invalidates them.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -93,8 +94,17 @@ def _last(shape: Any, strides: Any) -> tuple[int, int]:
 GRAIN = 1 << 15
 
 
-def run(kernel: Callable[..., None], work: int, *args: Any) -> None:
-    """Call ``kernel(*args)``, on one thread when ``work`` is below ``GRAIN``."""
+# Numba's ``workqueue`` threading layer (used when neither TBB nor OpenMP loads, or when
+# ``NUMBA_THREADING_LAYER=workqueue``) aborts the process when two Python threads launch
+# parallel kernels at once; under it, launches take turns. ``get_num_threads`` starts the
+# thread pool, after which ``threading_layer`` names the layer Numba chose.
+numba.get_num_threads()
+SERIAL = numba.threading_layer() == "workqueue"
+"""True when kernel launches are serialised (Numba's workqueue layer is not thread-safe)."""
+_LAUNCH_LOCK = threading.Lock()
+
+
+def _launch(kernel: Callable[..., None], work: int, *args: Any) -> None:
     if work >= GRAIN:
         kernel(*args)
         return
@@ -104,6 +114,18 @@ def run(kernel: Callable[..., None], work: int, *args: Any) -> None:
         kernel(*args)
     finally:
         numba.set_num_threads(threads)
+
+
+def run(kernel: Callable[..., None], work: int, *args: Any) -> None:
+    """Call ``kernel(*args)``, on one thread when ``work`` is below ``GRAIN``.
+
+    Safe from several Python threads: under Numba's workqueue layer, launches take turns.
+    """
+    if SERIAL:
+        with _LAUNCH_LOCK:
+            _launch(kernel, work, *args)
+    else:
+        _launch(kernel, work, *args)
 
 
 def make_map(fn: Callable[[float], float]) -> Callable[..., None]:
