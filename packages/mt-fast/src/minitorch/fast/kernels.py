@@ -10,11 +10,9 @@ operator or an index helper invalidates them.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from typing import Any
 
-import numba
 import numpy as np
 from numba import njit, prange
 from numba.extending import register_jitable
@@ -24,31 +22,14 @@ from minitorch.tensor import tensor_data as _tensor_data
 from minitorch.tensor.tensor_data import broadcast_index, index_to_position, to_index
 
 from . import _cache, vecmath
+from .runtime import jit_scalar, run
 
-__all__ = ["GRAIN", "jit_scalar", "make_map", "make_reduce", "make_zip", "matmul", "run"]
-
-# The index helpers, compiled from mt-tensor's source (inlined into each kernel).
-for _helper in (index_to_position, to_index, broadcast_index):
-    register_jitable(_helper)
+__all__ = ["KERNELS", "make_map", "make_reduce", "make_zip", "matmul", "run"]
 
 _cache.install(__file__, [_scalar_ops, _tensor_data, vecmath])
 
-_registered: set[Any] = set()
-
 KERNELS: dict[str, Any] = {}
 """Every kernel built so far, by name (``map[neg]``, ``matmul``), for diagnostics."""
-
-
-def jit_scalar(fn: Callable[..., float]) -> Callable[..., float]:
-    """Make a plain scalar function (e.g. ``operators.mul``) callable from kernels.
-
-    ``register_jitable`` keeps ``fn`` itself as the closure value, so kernels built on it
-    hit Numba's cache across processes (a closure over an ``njit`` dispatcher would not).
-    """
-    if fn not in _registered:
-        register_jitable(fn)
-        _registered.add(fn)
-    return fn
 
 
 @register_jitable
@@ -86,46 +67,6 @@ def _last(shape: Any, strides: Any) -> tuple[int, int]:
         return 1, 0
     n = shape[len(shape) - 1]
     return n, (strides[len(shape) - 1] if n > 1 else 0)
-
-
-# Below this much work (elements touched) a kernel runs on one thread: waking the thread
-# pool costs more than it saves, and far more on a busy machine. Numba cannot cache a
-# kernel that sets its own thread count, so the caller decides.
-GRAIN = 1 << 15
-
-
-# Numba's ``workqueue`` threading layer (used when neither TBB nor OpenMP loads, or when
-# ``NUMBA_THREADING_LAYER=workqueue``) aborts the process when two Python threads launch
-# parallel kernels at once; under it, launches take turns. ``get_num_threads`` starts the
-# thread pool, after which ``threading_layer`` names the layer Numba chose.
-numba.get_num_threads()
-SERIAL = numba.threading_layer() == "workqueue"
-"""True when kernel launches are serialised (Numba's workqueue layer is not thread-safe)."""
-_LAUNCH_LOCK = threading.Lock()
-
-
-def _launch(kernel: Callable[..., None], work: int, *args: Any) -> None:
-    if work >= GRAIN:
-        kernel(*args)
-        return
-    threads = numba.get_num_threads()
-    numba.set_num_threads(1)
-    try:
-        kernel(*args)
-    finally:
-        numba.set_num_threads(threads)
-
-
-def run(kernel: Callable[..., None], work: int, *args: Any) -> None:
-    """Call ``kernel(*args)``, on one thread when ``work`` is below ``GRAIN``.
-
-    Safe from several Python threads: under Numba's workqueue layer, launches take turns.
-    """
-    if SERIAL:
-        with _LAUNCH_LOCK:
-            _launch(kernel, work, *args)
-    else:
-        _launch(kernel, work, *args)
 
 
 def make_map(fn: Callable[[float], float]) -> Callable[..., None]:
