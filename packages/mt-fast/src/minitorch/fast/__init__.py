@@ -1,7 +1,9 @@
 """MiniTorch module 3: ``FastOps``, a parallel CPU backend built with Numba.
 
 ``FastBackend`` runs every tensor operation of mt-tensor through parallel kernels; use it
-with ``tensor(..., backend=FastBackend)`` or ``minitorch.tensor.backend("fast")``.
+with ``tensor(..., backend=FastBackend)`` or ``minitorch.tensor.backend("fast")``. It runs
+the tuned kernels (``minitorch.fast.tuned``); ``PlainFastBackend`` runs the course's plain
+kernels (``minitorch.fast.plain``), one ``prange`` loop nest per primitive.
 Importing this package does not import Numba: the kernels are built (or loaded from the
 cache) on the first call of each operation.
 
@@ -16,13 +18,21 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .__about__ import __version__
-from .fast_ops import FastBackend, FastOps
+from .fast_ops import FastBackend, FastOps, PlainFastBackend, PlainFastOps
 
 if TYPE_CHECKING:
     from ._cache import install as cache_kernels_of
     from .runtime import run as run_kernel
 
-__all__ = ["FastBackend", "FastOps", "__version__", "cache_kernels_of", "run_kernel"]
+__all__ = [
+    "FastBackend",
+    "FastOps",
+    "PlainFastBackend",
+    "PlainFastOps",
+    "__version__",
+    "cache_kernels_of",
+    "run_kernel",
+]
 
 
 def __getattr__(name: str) -> Any:

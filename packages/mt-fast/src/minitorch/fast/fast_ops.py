@@ -1,5 +1,10 @@
 """``FastOps``: the backend protocol implemented with the parallel kernels.
 
+Two kernel modules implement it: ``plain``, the course's kernels (one ``prange`` loop nest
+per primitive, what a student writes), and ``tuned``, the same results with fast paths.
+``FastOps`` / ``FastBackend`` run the tuned kernels; ``PlainFastOps`` / ``PlainFastBackend``
+run the plain ones. Both pass the same backend suite.
+
 Nothing here imports Numba: each operation imports its kernel module (and with it Numba,
 the index helpers' registration and the kernel cache) on its first call, and builds its
 kernel then.
@@ -15,7 +20,7 @@ from typing import Any, ClassVar
 
 from minitorch.tensor import TensorBackend, TensorOps
 
-__all__ = ["FastBackend", "FastOps"]
+__all__ = ["FastBackend", "FastOps", "PlainFastBackend", "PlainFastOps"]
 
 
 @functools.cache
@@ -41,9 +46,9 @@ def _deferred(ops: type[FastOps], factory: str, fn: Any, work_arg: int) -> Calla
 
 
 class FastOps(TensorOps):
-    """Parallel CPU backend: Numba ``prange`` kernels over host (numpy) storage."""
+    """Parallel CPU backend: Numba ``prange`` kernels over host (numpy) storage (tuned)."""
 
-    kernels: ClassVar[str] = "kernels"
+    kernels: ClassVar[str] = "tuned"
     """The module of ``minitorch.fast`` whose kernels this backend runs."""
 
     @classmethod
@@ -74,3 +79,13 @@ class FastOps(TensorOps):
 
 FastBackend = TensorBackend(FastOps, "fast")
 """The parallel CPU backend (``backend("fast")``)."""
+
+
+class PlainFastOps(FastOps):
+    """``FastOps`` on the course's plain kernels (``minitorch.fast.plain``)."""
+
+    kernels: ClassVar[str] = "plain"
+
+
+PlainFastBackend = TensorBackend(PlainFastOps, "fast-plain")
+"""The parallel CPU backend on the course's plain kernels."""
