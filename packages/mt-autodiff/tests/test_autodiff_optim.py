@@ -225,3 +225,39 @@ def test_bad_momentum_raises(momentum):
 def test_bad_betas_raise(betas):
     with pytest.raises(ValueError, match=r"betas must be in \[0, 1\)"):
         Adam([Parameter(Scalar(1.0))], betas=betas)
+
+
+def test_scalar_grad_is_derivative_under_pytorchs_name():
+    x = Scalar(3.0)
+    (x * x).backward()
+    assert x.grad == x.derivative == 6.0
+    x.grad = None
+    assert x.derivative is None
+    d = x.detach()
+    assert d.data == 3.0
+    assert d.is_constant()
+
+
+def test_optimizer_step_uses_only_grad_and_detach():
+    """Any value with ``grad``, ``detach`` and arithmetic trains: no Scalar/Tensor switch."""
+
+    class Box:
+        def __init__(self, v, grad=None):
+            self.v, self.grad = v, grad
+
+        def detach(self):
+            return Box(self.v)
+
+        def __sub__(self, other):
+            return Box(self.v - other)
+
+        def zero_grad_(self):
+            self.grad = None
+
+    p = Parameter(Box(5.0, grad=2.0))
+    opt = SGD([p], lr=0.5)
+    opt.step()
+    assert p.value.v == 4.0
+    p.value.grad = 1.0
+    opt.zero_grad()
+    assert p.value.grad is None

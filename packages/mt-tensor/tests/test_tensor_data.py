@@ -8,7 +8,9 @@ from hypothesis import strategies as st
 from minitorch.tensor import (
     IndexingError,
     TensorData,
+    check_dim,
     index_to_position,
+    is_contiguous_layout,
     strides_from_shape,
     tensor,
     to_index,
@@ -225,3 +227,27 @@ def test_bad_shapes_and_strides_raise():
         TensorData(np.zeros(6), (-2, 3))
     with pytest.raises(IndexingError, match="1-D"):
         TensorData(np.zeros((2, 3)), (2, 3))
+
+
+@given(permuted_data())
+def test_is_contiguous_layout_matches_numpy(case):
+    td, order = case
+    view = td.permute(*order)
+    arr = view.to_numpy()
+    expected = arr.flags.c_contiguous or arr.size <= 1
+    assert is_contiguous_layout(view.shape, view.strides) == expected
+    assert is_contiguous_layout(np.array(view.shape), np.array(view.strides)) == expected
+    assert view.is_contiguous() == expected
+
+
+@given(shapes(), st.data())
+def test_check_dim_accepts_every_valid_dim(shape, data):
+    dim = data.draw(st.integers(-len(shape), len(shape) - 1))
+    assert check_dim(dim, shape) == dim % len(shape)
+    assert check_dim(np.int64(dim), shape) == dim % len(shape)
+
+
+@pytest.mark.parametrize("dim", [2, -3, 100, 1.0, True, None, "0"])
+def test_check_dim_rejects_with_one_exception_type(dim):
+    with pytest.raises(IndexingError, match=r"dim"):
+        check_dim(dim, (2, 3))

@@ -45,11 +45,13 @@ def central_difference(
         raise IndexError(
             f"central_difference: arg={arg!r} is not an argument index for {len(vals)} value(s)"
         )
+    # BEGIN SOLUTION task1_1
     up = list(vals)
     down = list(vals)
     up[arg] = up[arg] + epsilon
     down[arg] = down[arg] - epsilon
     return float((f(*up) - f(*down)) / (2.0 * epsilon))
+    # END SOLUTION
 
 
 @runtime_checkable
@@ -111,9 +113,10 @@ class GraphNode:
     """The ``Variable`` protocol for values that record a ``history``.
 
     A subclass (``Scalar``, ``Tensor``) keeps in ``history`` either None (a constant) or an
-    object with ``last_fn`` (None for a leaf), ``ctx`` and ``inputs``; ``last_fn._backward``
-    returns one derivative per input. The subclass adds ``chain_rule`` (what to do with
-    each input's derivative) and ``accumulate_derivative``.
+    object with ``last_fn`` (None for a leaf), ``ctx`` and ``inputs``;
+    ``last_fn.derivatives(ctx, d_output)`` returns one derivative per input, as a tuple.
+    The subclass adds ``chain_rule`` (what to do with each input's derivative) and
+    ``accumulate_derivative``.
     """
 
     __slots__ = ()
@@ -152,7 +155,7 @@ class GraphNode:
         h = self.history
         if h is None or h.last_fn is None or h.ctx is None:
             return []
-        grads = h.last_fn._backward(h.ctx, d_output)
+        grads = h.last_fn.derivatives(h.ctx, d_output)
         if len(grads) != len(h.inputs):
             raise RuntimeError(
                 f"{h.last_fn.__name__}.backward returned {len(grads)} derivative(s) "
@@ -186,6 +189,7 @@ def topological_sort(variable: Variable) -> list[Variable]:
     Every variable comes before all of its parents, so derivatives can flow in list order.
     The walk is an iterative depth-first search.
     """
+    # BEGIN SOLUTION task1_4
     if variable.is_constant():
         return []
     order: list[Variable] = []
@@ -207,6 +211,7 @@ def topological_sort(variable: Variable) -> list[Variable]:
                     stack.append((parent, False))
     order.reverse()
     return order
+    # END SOLUTION
 
 
 def backpropagate(variable: Variable, deriv: Any) -> None:
@@ -215,6 +220,7 @@ def backpropagate(variable: Variable, deriv: Any) -> None:
     Leaves receive their derivative through ``accumulate_derivative`` (so it adds to
     what they already hold); intermediate derivatives live only in a local dict.
     """
+    # BEGIN SOLUTION task1_4
     derivatives: dict[int, Any] = {variable.unique_id: deriv}
     for var in topological_sort(variable):
         d = derivatives.pop(var.unique_id, None)
@@ -231,3 +237,4 @@ def backpropagate(variable: Variable, deriv: Any) -> None:
                 derivatives[key] = derivatives[key] + d_parent
             else:
                 derivatives[key] = d_parent
+    # END SOLUTION

@@ -1,9 +1,10 @@
 """Optimizers: ``SGD`` (with momentum) and ``Adam``.
 
-They work on any ``Parameter`` whose value carries a derivative: a Scalar
-(``.derivative``, a float) or a Tensor (``.grad``, a Tensor). The update is computed with
-the value type's own arithmetic under ``no_grad()`` and written back with
-``Parameter.update``, which marks the new value as trainable.
+They work on any ``Parameter`` whose value has ``grad`` (None until a backward pass),
+``detach()`` and ``zero_grad_()``: a Scalar (whose ``grad`` is a float) or a Tensor (whose
+``grad`` is a Tensor). The update is computed with the value type's own arithmetic under
+``no_grad()`` and written back with ``Parameter.update``, which marks the new value as
+trainable.
 """
 
 from __future__ import annotations
@@ -15,30 +16,12 @@ from typing import Any
 from minitorch.operators import Parameter
 
 from .core import no_grad
-from .scalar import Scalar
 
 __all__ = ["SGD", "Adam", "Optimizer"]
 
 
-def _data(value: Any) -> Any:
-    """The value without history: a float for a Scalar, a detached Tensor otherwise."""
-    if isinstance(value, Scalar):
-        return value.data
-    return value.detach()
-
-
-def _grad(value: Any) -> Any:
-    """The accumulated derivative, or None when there is none."""
-    if isinstance(value, Scalar):
-        return value.derivative
-    return getattr(value, "grad", None)
-
-
-def _rewrap(value: Any, data: Any) -> Any:
-    return Scalar(data) if isinstance(value, Scalar) else data
-
-
 def _sqrt(x: Any) -> Any:
+    """Square root of a float (a Scalar's moment estimate) or a Tensor."""
     return math.sqrt(x) if isinstance(x, float) else x.sqrt()
 
 
@@ -61,22 +44,17 @@ class Optimizer:
     def zero_grad(self) -> None:
         """Forget every parameter's accumulated derivative."""
         for p in self.parameters:
-            v = p.value
-            if isinstance(v, Scalar):
-                v.derivative = None
-            elif hasattr(v, "zero_grad_"):
-                v.zero_grad_()
+            if hasattr(p.value, "zero_grad_"):
+                p.value.zero_grad_()
 
     def step(self) -> None:
         """Update every parameter that has a derivative."""
         with no_grad():
             for i, p in enumerate(self.parameters):
-                g = _grad(p.value)
+                g = getattr(p.value, "grad", None)
                 if g is None:
                     continue
-                if not isinstance(p.value, Scalar):
-                    g = g.detach()
-                p.update(_rewrap(p.value, self._update(i, _data(p.value), g)))
+                p.update(self._update(i, p.value.detach(), g))
 
     def _update(self, index: int, data: Any, grad: Any) -> Any:
         raise NotImplementedError

@@ -64,7 +64,8 @@ class ScalarFunction:
         raise NotImplementedError
 
     @classmethod
-    def _backward(cls, ctx: Context, d_output: float) -> tuple[float, ...]:
+    def derivatives(cls, ctx: Context, d_output: float) -> tuple[float, ...]:
+        """Run ``backward`` and return its derivatives as a tuple (one per input)."""
         d = cls.backward(ctx, d_output)
         return d if isinstance(d, tuple) else (d,)
 
@@ -90,7 +91,8 @@ class Scalar(GraphNode):
     Attributes:
         data: the value.
         history: how it was made (None for a constant).
-        derivative: the accumulated derivative of a leaf after ``backward()``.
+        derivative: the accumulated derivative of a leaf after ``backward()`` (also
+            readable and writable as ``grad``, the name Tensors and PyTorch use).
         name: an optional label, used by the visual tools.
     """
 
@@ -115,10 +117,25 @@ class Scalar(GraphNode):
         self.derivative: float | None = None
         self.name: str | None = name
 
+    @property
+    def grad(self) -> float | None:
+        """The accumulated derivative (``derivative``, under PyTorch's name)."""
+        return self.derivative
+
+    @grad.setter
+    def grad(self, value: float | None) -> None:
+        self.derivative = value
+
+    def detach(self) -> Scalar:
+        """Return a constant Scalar with the same value (no history)."""
+        return Scalar(self.data, requires_grad=False)
+
     # The Variable protocol: unique_id, is_leaf, is_constant, parents come from GraphNode.
     def chain_rule(self, d_output: float) -> Iterable[tuple[Scalar, float]]:
         """Return ``(input, d_input)`` for the non-constant inputs of this Scalar's function."""
+        # BEGIN SOLUTION task1_3
         return [(x, float(d)) for x, d in self._input_derivatives(d_output)]
+        # END SOLUTION
 
     def accumulate_derivative(self, x: float) -> None:
         """Add ``x`` to the derivative of this leaf."""
@@ -154,37 +171,51 @@ class Scalar(GraphNode):
 
     # Arithmetic.
     def __add__(self, b: ScalarLike) -> Scalar:
+        # BEGIN SOLUTION task1_2
         return Add.apply(self, b)
+        # END SOLUTION
 
     def __radd__(self, b: ScalarLike) -> Scalar:
         return Add.apply(b, self)
 
     def __sub__(self, b: ScalarLike) -> Scalar:
+        # BEGIN SOLUTION task1_2
         return Add.apply(self, Neg.apply(b))
+        # END SOLUTION
 
     def __rsub__(self, b: ScalarLike) -> Scalar:
         return Add.apply(b, Neg.apply(self))
 
     def __mul__(self, b: ScalarLike) -> Scalar:
+        # BEGIN SOLUTION task1_2
         return Mul.apply(self, b)
+        # END SOLUTION
 
     def __rmul__(self, b: ScalarLike) -> Scalar:
         return Mul.apply(b, self)
 
     def __truediv__(self, b: ScalarLike) -> Scalar:
+        # BEGIN SOLUTION task1_2
         return Mul.apply(self, Inv.apply(b))
+        # END SOLUTION
 
     def __rtruediv__(self, b: ScalarLike) -> Scalar:
         return Mul.apply(b, Inv.apply(self))
 
     def __neg__(self) -> Scalar:
+        # BEGIN SOLUTION task1_2
         return Neg.apply(self)
+        # END SOLUTION
 
     def __lt__(self, b: ScalarLike) -> Scalar:
+        # BEGIN SOLUTION task1_2
         return LT.apply(self, b)
+        # END SOLUTION
 
     def __gt__(self, b: ScalarLike) -> Scalar:
+        # BEGIN SOLUTION task1_2
         return LT.apply(b, self)
+        # END SOLUTION
 
     def __eq__(self, b: object) -> Scalar:  # type: ignore[override]
         if not isinstance(b, (Scalar, numbers.Real)):
@@ -202,19 +233,27 @@ class Scalar(GraphNode):
 
     def log(self) -> Scalar:
         """Natural log (``-inf`` at 0, NaN below)."""
+        # BEGIN SOLUTION task1_2
         return Log.apply(self)
+        # END SOLUTION
 
     def exp(self) -> Scalar:
         """Exponential."""
+        # BEGIN SOLUTION task1_2
         return Exp.apply(self)
+        # END SOLUTION
 
     def sigmoid(self) -> Scalar:
         """Logistic sigmoid."""
+        # BEGIN SOLUTION task1_2
         return Sigmoid.apply(self)
+        # END SOLUTION
 
     def relu(self) -> Scalar:
         """Rectified linear unit."""
+        # BEGIN SOLUTION task1_2
         return ReLU.apply(self)
+        # END SOLUTION
 
     def __repr__(self) -> str:
         return f"Scalar({self.data})"
@@ -226,12 +265,16 @@ class Add(ScalarFunction):
     @staticmethod
     def forward(ctx: Context, a: float, b: float) -> float:  # type: ignore[override]
         """Add."""
+        # BEGIN SOLUTION task1_2
         return operators.add(a, b)
+        # END SOLUTION
 
     @staticmethod
     def backward(ctx: Context, d_output: float) -> tuple[float, float]:
         """Both derivatives are 1."""
+        # BEGIN SOLUTION task1_3
         return d_output, d_output
+        # END SOLUTION
 
 
 class Mul(ScalarFunction):
@@ -240,14 +283,18 @@ class Mul(ScalarFunction):
     @staticmethod
     def forward(ctx: Context, a: float, b: float) -> float:  # type: ignore[override]
         """Multiply."""
+        # BEGIN SOLUTION task1_2
         ctx.save_for_backward(a, b)
         return operators.mul(a, b)
+        # END SOLUTION
 
     @staticmethod
     def backward(ctx: Context, d_output: float) -> tuple[float, float]:
         """``d/dx = y``, ``d/dy = x``."""
+        # BEGIN SOLUTION task1_3
         a, b = ctx.saved_values
         return operators.mul(b, d_output), operators.mul(a, d_output)
+        # END SOLUTION
 
 
 class Inv(ScalarFunction):
@@ -256,14 +303,18 @@ class Inv(ScalarFunction):
     @staticmethod
     def forward(ctx: Context, a: float) -> float:  # type: ignore[override]
         """Invert."""
+        # BEGIN SOLUTION task1_2
         ctx.save_for_backward(a)
         return operators.inv(a)
+        # END SOLUTION
 
     @staticmethod
     def backward(ctx: Context, d_output: float) -> float:
         """``-d / x**2``."""
+        # BEGIN SOLUTION task1_3
         (a,) = ctx.saved_values
         return operators.inv_back(a, d_output)
+        # END SOLUTION
 
 
 class Neg(ScalarFunction):
@@ -272,12 +323,16 @@ class Neg(ScalarFunction):
     @staticmethod
     def forward(ctx: Context, a: float) -> float:  # type: ignore[override]
         """Negate."""
+        # BEGIN SOLUTION task1_2
         return operators.neg(a)
+        # END SOLUTION
 
     @staticmethod
     def backward(ctx: Context, d_output: float) -> float:
         """``-d``."""
+        # BEGIN SOLUTION task1_3
         return operators.neg(d_output)
+        # END SOLUTION
 
 
 class Sigmoid(ScalarFunction):
@@ -286,16 +341,20 @@ class Sigmoid(ScalarFunction):
     @staticmethod
     def forward(ctx: Context, a: float) -> float:  # type: ignore[override]
         """Sigmoid."""
+        # BEGIN SOLUTION task1_2
         s = operators.sigmoid(a)
         ctx.save_for_backward(s)
         return s
+        # END SOLUTION
 
     @staticmethod
     def backward(ctx: Context, d_output: float) -> float:
         """``d * s * (1 - s)`` from the saved output ``s``."""
+        # BEGIN SOLUTION task1_3
         s: float
         (s,) = ctx.saved_values
         return d_output * s * (1.0 - s)
+        # END SOLUTION
 
 
 class ReLU(ScalarFunction):
@@ -304,14 +363,18 @@ class ReLU(ScalarFunction):
     @staticmethod
     def forward(ctx: Context, a: float) -> float:  # type: ignore[override]
         """ReLU."""
+        # BEGIN SOLUTION task1_2
         ctx.save_for_backward(a)
         return operators.relu(a)
+        # END SOLUTION
 
     @staticmethod
     def backward(ctx: Context, d_output: float) -> float:
         """``d`` where ``x > 0``, else 0."""
+        # BEGIN SOLUTION task1_3
         (a,) = ctx.saved_values
         return operators.relu_back(a, d_output)
+        # END SOLUTION
 
 
 class Log(ScalarFunction):
@@ -320,14 +383,18 @@ class Log(ScalarFunction):
     @staticmethod
     def forward(ctx: Context, a: float) -> float:  # type: ignore[override]
         """Log."""
+        # BEGIN SOLUTION task1_2
         ctx.save_for_backward(a)
         return operators.log(a)
+        # END SOLUTION
 
     @staticmethod
     def backward(ctx: Context, d_output: float) -> float:
         """``d / x``."""
+        # BEGIN SOLUTION task1_3
         (a,) = ctx.saved_values
         return operators.log_back(a, d_output)
+        # END SOLUTION
 
 
 class Exp(ScalarFunction):
@@ -336,15 +403,19 @@ class Exp(ScalarFunction):
     @staticmethod
     def forward(ctx: Context, a: float) -> float:  # type: ignore[override]
         """Exp."""
+        # BEGIN SOLUTION task1_2
         out = operators.exp(a)
         ctx.save_for_backward(out)
         return out
+        # END SOLUTION
 
     @staticmethod
     def backward(ctx: Context, d_output: float) -> float:
         """``d * e^x`` from the saved output."""
+        # BEGIN SOLUTION task1_3
         (out,) = ctx.saved_values
         return operators.mul(out, d_output)
+        # END SOLUTION
 
 
 class LT(ScalarFunction):
@@ -353,12 +424,16 @@ class LT(ScalarFunction):
     @staticmethod
     def forward(ctx: Context, a: float, b: float) -> float:  # type: ignore[override]
         """Less than."""
+        # BEGIN SOLUTION task1_2
         return operators.lt(a, b)
+        # END SOLUTION
 
     @staticmethod
     def backward(ctx: Context, d_output: float) -> tuple[float, float]:
         """Zero: a comparison is piecewise constant."""
+        # BEGIN SOLUTION task1_3
         return 0.0, 0.0
+        # END SOLUTION
 
 
 class EQ(ScalarFunction):
@@ -367,12 +442,16 @@ class EQ(ScalarFunction):
     @staticmethod
     def forward(ctx: Context, a: float, b: float) -> float:  # type: ignore[override]
         """Equal."""
+        # BEGIN SOLUTION task1_2
         return operators.eq(a, b)
+        # END SOLUTION
 
     @staticmethod
     def backward(ctx: Context, d_output: float) -> tuple[float, float]:
         """Zero: a comparison is piecewise constant."""
+        # BEGIN SOLUTION task1_3
         return 0.0, 0.0
+        # END SOLUTION
 
 
 def derivative_check(

@@ -8,7 +8,7 @@ from minitorch.autodiff import no_grad
 
 from .__about__ import __version__
 from .creation import from_numpy, grad_central_difference, grad_check, ones, rand, tensor, zeros
-from .tensor import (
+from .functions import (
     EQ,
     GT,
     LT,
@@ -30,15 +30,18 @@ from .tensor import (
     Sigmoid,
     Sqrt,
     Sum,
-    Tensor,
     View,
 )
+from .tensor import Tensor
 from .tensor_data import (
     MAX_DIMS,
     IndexingError,
     TensorData,
     broadcast_index,
+    check_dim,
+    check_shape,
     index_to_position,
+    is_contiguous_layout,
     shape_broadcast,
     strides_from_shape,
     to_index,
@@ -88,10 +91,13 @@ __all__ = [
     "available_backends",
     "backend",
     "broadcast_index",
+    "check_dim",
+    "check_shape",
     "from_numpy",
     "grad_central_difference",
     "grad_check",
     "index_to_position",
+    "is_contiguous_layout",
     "matmul_shape",
     "no_grad",
     "ones",

@@ -1,26 +1,46 @@
 """``Tensor``: an n-dimensional array on a backend that records how it was computed.
 
-Every operation is a ``Function`` with a ``forward`` written with the backend's primitives
-and a ``backward`` that returns one gradient per tensor input. Shapes, dims and permutation
-orders are plain Python values passed to ``apply`` alongside the tensors; they get no
-gradient. Gradients of broadcast inputs are summed back to each input's shape in
-``chain_rule``, once, for every function.
+The operations are ``Function``s (``functions.py``); a Tensor method applies one. Gradients
+of broadcast inputs are summed back to each input's shape in ``chain_rule``, once, for every
+function.
 """
 
 from __future__ import annotations
 
 import builtins
 import numbers
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
 from math import prod
 from typing import Any, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
 
-from minitorch.autodiff import Context, GraphNode, backpropagate, is_grad_enabled, no_grad
+from minitorch.autodiff import GraphNode, backpropagate
 
+from .functions import (
+    EQ,
+    GT,
+    LT,
+    Add,
+    All,
+    Copy,
+    Exp,
+    History,
+    Inv,
+    IsClose,
+    Log,
+    MatMul,
+    Mean,
+    Mul,
+    Neg,
+    Permute,
+    ReLU,
+    Sigmoid,
+    Sqrt,
+    Sum,
+    View,
+)
 from .tensor_data import (
     IndexingError,
     Shape,
@@ -28,50 +48,16 @@ from .tensor_data import (
     Strides,
     TensorData,
     UserShape,
+    broadcasts_to,
+    check_dim,
+    check_shape,
     shape_broadcast,
 )
 from .tensor_ops import SimpleBackend, TensorBackend
 
-__all__ = [
-    "EQ",
-    "GT",
-    "LT",
-    "Add",
-    "All",
-    "Copy",
-    "Exp",
-    "Function",
-    "History",
-    "Inv",
-    "IsClose",
-    "Log",
-    "MatMul",
-    "Mean",
-    "Mul",
-    "Neg",
-    "Permute",
-    "ReLU",
-    "Sigmoid",
-    "Sqrt",
-    "Sum",
-    "Tensor",
-    "TensorLike",
-    "View",
-]
+__all__ = ["History", "Tensor", "TensorLike"]
 
 TensorLike: TypeAlias = "float | int | Tensor"
-
-
-@dataclass
-class History:
-    """How a Tensor was made: the function, its context and its tensor inputs.
-
-    A leaf (a tensor that requires a gradient) has a history with no function.
-    """
-
-    last_fn: type[Function] | None = None
-    ctx: Context | None = None
-    inputs: Sequence[Tensor] = field(default_factory=tuple)
 
 
 class Tensor(GraphNode):
@@ -123,16 +109,13 @@ class Tensor(GraphNode):
 
     def zeros(self, shape: UserShape | None = None) -> Tensor:
         """Return a constant zero tensor on this tensor's backend (default: same shape)."""
-        shape = self.shape if shape is None else tuple(shape)
+        shape = self.shape if shape is None else check_shape(shape)
         size = prod(shape)
         return Tensor(TensorData(self.backend.ops.storage_zeros(size), shape), backend=self.backend)
 
     def tuple(self) -> builtins.tuple[Storage, Shape, Strides]:
         """Return ``(storage, shape, strides)`` for kernels."""
         return self._tensor.tuple()
-
-    def _new(self, td: TensorData) -> Tensor:
-        return Tensor(td, backend=self.backend)
 
     def _ensure_tensor(self, b: TensorLike | numbers.Real) -> Tensor:
         if isinstance(b, Tensor):
@@ -159,9 +142,19 @@ class Tensor(GraphNode):
 
     # ------------------------------------------------------------------ properties
     @property
+    def tensor_data(self) -> TensorData:
+        """The ``TensorData`` (storage, shape, strides) this tensor views."""
+        return self._tensor
+
+    @property
     def shape(self) -> builtins.tuple[int, ...]:
         """The size of each dimension."""
         return self._tensor.shape
+
+    @property
+    def version(self) -> int:
+        """How many in-place writes this tensor's storage has seen (shared with its views)."""
+        return self._tensor.version.value
 
     @property
     def size(self) -> int:
@@ -187,13 +180,19 @@ class Tensor(GraphNode):
         return self
 
     def detach(self) -> Tensor:
-        """Return a constant tensor sharing this tensor's storage."""
+        """Return a constant tensor sharing this tensor's storage (and version counter)."""
         return Tensor(self._tensor, backend=self.backend)
 
     # ------------------------------------------------------------------ the Variable protocol
     # unique_id, is_leaf, is_constant, parents and requires_grad come from GraphNode.
     def chain_rule(self, d_output: Tensor) -> Iterable[builtins.tuple[Tensor, Tensor]]:
-        """Return ``(input, gradient)`` for each non-constant input, summed to its shape."""
+        """Return ``(input, gradient)`` for each non-constant input, summed to its shape.
+
+        Raises:
+            RuntimeError: if a tensor the function saved was written in place since.
+        """
+        if self.history is not None:
+            self.history.check_saved_versions()
         return [(x, x._reduce_to_shape(g)) for x, g in self._input_derivatives(d_output)]
 
     def accumulate_derivative(self, x: Tensor) -> None:
@@ -223,10 +222,6 @@ class Tensor(GraphNode):
             raise RuntimeError(f"gradient of shape {grad.shape} does not fit {self.shape}")
         return out.contiguous().view(*self.shape) if out.shape != self.shape else out
 
-    def _broadcast_to(self, shape: UserShape) -> Tensor:
-        """Return a contiguous constant copy of this tensor broadcast to ``shape``."""
-        return self.backend.id_map(self, self.zeros(tuple(shape)))
-
     def backward(self, grad_output: Tensor | float | None = None) -> None:
         """Backpropagate from this tensor, accumulating into the leaves' ``grad``.
 
@@ -237,6 +232,8 @@ class Tensor(GraphNode):
         Raises:
             RuntimeError: on a constant tensor, or on a tensor of more than one element
                 without ``grad_output``.
+            IndexingError: naming both shapes, if ``grad_output`` neither has this tensor's
+                shape nor broadcasts to it.
         """
         if self.is_constant():
             raise RuntimeError(
@@ -253,7 +250,12 @@ class Tensor(GraphNode):
         else:
             grad = self._ensure_tensor(grad_output)
             if grad.shape != self.shape:
-                grad = grad._broadcast_to(self.shape)
+                if not broadcasts_to(grad.shape, self.shape):
+                    raise IndexingError(
+                        f"backward(): the gradient of shape {grad.shape} does not match the "
+                        f"output's shape {self.shape} (it must equal it or broadcast to it)"
+                    )
+                grad = self.backend.id_map(grad, self.zeros(self.shape))
         backpropagate(self, grad)
 
     def zero_grad_(self) -> None:
@@ -341,24 +343,17 @@ class Tensor(GraphNode):
         """Elementwise square root (NaN below 0)."""
         return Sqrt.apply(self)
 
-    def _dim(self, dim: int) -> int:
-        if not isinstance(dim, int) or isinstance(dim, bool):
-            raise IndexingError(f"dim must be an int, got {dim!r}")
-        if not -self.dims <= dim < self.dims:
-            raise IndexingError(f"dim {dim} is out of range for a tensor of shape {self.shape}")
-        return dim % self.dims
-
     def sum(self, dim: int | None = None) -> Tensor:
         """Sum over ``dim`` (kept with size 1), or over everything (shape ``(1,)``)."""
-        return Sum.apply(self, None if dim is None else self._dim(dim))
+        return Sum.apply(self, None if dim is None else check_dim(dim, self.shape))
 
     def mean(self, dim: int | None = None) -> Tensor:
         """Mean over ``dim`` (kept with size 1), or over everything (shape ``(1,)``)."""
-        return Mean.apply(self, None if dim is None else self._dim(dim))
+        return Mean.apply(self, None if dim is None else check_dim(dim, self.shape))
 
     def all(self, dim: int | None = None) -> Tensor:
         """1.0 where every element over ``dim`` (or everything) is non-zero, else 0.0."""
-        return All.apply(self, None if dim is None else self._dim(dim))
+        return All.apply(self, None if dim is None else check_dim(dim, self.shape))
 
     def is_close(self, b: TensorLike) -> Tensor:
         """1.0 where ``|self - b| < 1e-2``, elementwise."""
@@ -386,7 +381,7 @@ class Tensor(GraphNode):
         """
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
-        return View.apply(self, _resolve_shape(tuple(int(s) for s in shape), self.shape))
+        return View.apply(self, _resolve_shape(shape, self.shape))
 
     def contiguous(self) -> Tensor:
         """Return this tensor if contiguous, else a contiguous copy."""
@@ -401,7 +396,7 @@ class Tensor(GraphNode):
     def zero_(self) -> Tensor:
         """Fill with zeros in place (a constant's values only); return self."""
         fresh = self.zeros(self.shape)
-        self.backend.id_map(fresh, self)
+        self.backend.id_map(fresh, self)  # an in-place write: map bumps the version
         return self
 
     # ------------------------------------------------------------------ reading values
@@ -416,12 +411,10 @@ class Tensor(GraphNode):
         return float(self._tensor.storage[self._tensor.index((0,) * self.dims)])
 
     def __getitem__(self, key: int | Sequence[int]) -> float:
-        key = (key,) if isinstance(key, (int, np.integer)) else tuple(key)
-        return self._tensor.get(key)
+        return self._tensor.get(_index_key(key))
 
     def __setitem__(self, key: int | Sequence[int], val: float) -> None:
-        key = (key,) if isinstance(key, (int, np.integer)) else tuple(key)
-        self._tensor.set(key, float(val))
+        self._tensor.set(_index_key(key), float(val))
 
     def to_numpy(self) -> npt.NDArray[np.float64]:
         """Return the values as a numpy array: a view (no copy) for host storage."""
@@ -432,6 +425,22 @@ class Tensor(GraphNode):
         view = TensorData(host, self.shape, self._tensor.strides).to_numpy()
         copy: npt.NDArray[np.float64] = view.copy()  # numpy's stubs type .copy() as Any
         return copy
+
+    def __array__(
+        self, dtype: npt.DTypeLike | None = None, copy: bool | None = None
+    ) -> npt.NDArray[Any]:
+        """The values for ``np.array(t)`` / ``np.asarray(t)`` (numpy's array protocol).
+
+        Host storage is shared unless ``copy=True`` or a ``dtype`` conversion needs a copy;
+        ``copy=False`` raises ValueError when a copy cannot be avoided (device storage).
+        """
+        device = not isinstance(self._tensor.storage, np.ndarray)
+        if copy is False and (device or (dtype is not None and np.dtype(dtype) != np.float64)):
+            raise ValueError("np.array(tensor, copy=False): the values must be copied here")
+        values = self.to_numpy()
+        if dtype is not None:
+            values = values.astype(dtype, copy=False)
+        return values.copy() if copy else values
 
     def __repr__(self) -> str:
         body = self._tensor.to_string(self.to_numpy())
@@ -445,8 +454,41 @@ class Tensor(GraphNode):
         return f"tensor({body}{extra})"
 
 
-def _resolve_shape(shape: tuple[int, ...], old: tuple[int, ...]) -> tuple[int, ...]:
+def _index_key(key: Any) -> tuple[int, ...]:
+    """The index tuple of ``t[key]``: ``t[i]`` or ``t[i, j]`` with one int per dimension.
+
+    Raises:
+        TypeError: for a slice, ``...``, ``None`` or anything that is not an int or a tuple
+            of ints (tensors are indexed element by element; no slicing yet).
+    """
+    entries = key if isinstance(key, (tuple, list)) else (key,)
+    for k in entries:
+        if isinstance(k, slice) or k is Ellipsis or k is None:
+            raise TypeError(
+                f"tensor index {key!r}: slicing is not supported, index one element with an "
+                "int per dimension (t[i, j]); use view/permute to reshape"
+            )
+    return tuple(entries)
+
+
+def _resolve_shape(shape: tuple[Any, ...], old: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape ``view`` asks for, with its one ``-1`` (if any) inferred.
+
+    Raises:
+        TypeError: for a size that is not an int.
+        IndexingError: for a size below -1, two -1s, or a different number of elements.
+    """
+    for s in shape:
+        if not isinstance(s, (int, np.integer)) or isinstance(s, (bool, np.bool_)):
+            raise TypeError(
+                f"view{shape!r}: every size must be an int, got {s!r} ({type(s).__name__})"
+            )
+    shape = tuple(int(s) for s in shape)
     size = prod(old)
+    if any(s < -1 for s in shape):
+        raise IndexingError(
+            f"view{shape}: sizes must be non-negative, or -1 for the one size to infer"
+        )
     if shape.count(-1) > 1:
         raise IndexingError(f"view shape {shape} has more than one -1")
     if -1 in shape:
@@ -454,411 +496,9 @@ def _resolve_shape(shape: tuple[int, ...], old: tuple[int, ...]) -> tuple[int, .
         if rest == 0 or size % rest:
             raise IndexingError(f"cannot view a tensor of shape {old} as {shape}")
         shape = tuple(size // rest if s == -1 else s for s in shape)
-    if any(s < 0 for s in shape) or prod(shape) != size:
+    if prod(shape) != size:
         raise IndexingError(
             f"cannot view a tensor of shape {old} ({size} elements) as {shape} "
             f"({prod(shape)} elements)"
         )
-    return shape
-
-
-# ======================================================================================
-# Functions
-
-
-class Function:
-    """A differentiable operation on Tensors.
-
-    Subclasses define ``forward(ctx, *args)`` with the backend primitives (``t.backend``)
-    and ``backward(ctx, grad_output)`` returning one gradient per *tensor* argument, in
-    order. Non-tensor arguments (dims, shapes, orders) are passed to ``forward`` as they are.
-    """
-
-    @staticmethod
-    def forward(ctx: Context, *args: Any) -> Tensor:
-        """Compute the output (a constant tensor)."""
-        raise NotImplementedError
-
-    @staticmethod
-    def backward(ctx: Context, grad_output: Tensor) -> Tensor | tuple[Tensor, ...]:
-        """Return the gradient of each tensor input."""
-        raise NotImplementedError
-
-    @classmethod
-    def _backward(cls, ctx: Context, grad_output: Tensor) -> tuple[Tensor, ...]:
-        g = cls.backward(ctx, grad_output)
-        return g if isinstance(g, tuple) else (g,)
-
-    @classmethod
-    def apply(cls, *vals: Any) -> Tensor:
-        """Run ``forward`` and, if any tensor input needs a gradient, record the history."""
-        tensors = [v for v in vals if isinstance(v, Tensor)]
-        first = tensors[0].backend
-        for t in tensors[1:]:
-            if t.backend is not first:
-                raise ValueError(
-                    f"{cls.__name__}: inputs live on different backends ({first.name} and "
-                    f"{t.backend.name}); move one with .to(backend)"
-                )
-        need_grad = is_grad_enabled() and any(t.history is not None for t in tensors)
-        ctx = Context(no_grad=not need_grad)
-        if need_grad:
-            with no_grad():
-                out = cls.forward(ctx, *vals)
-            out.history = History(cls, ctx, tensors)
-        else:
-            out = cls.forward(ctx, *vals)
-        return out
-
-
-class Neg(Function):
-    """``-a``."""
-
-    @staticmethod
-    def forward(ctx: Context, a: Tensor) -> Tensor:
-        """Negate."""
-        return a.backend.neg_map(a)
-
-    @staticmethod
-    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
-        """``-g``."""
-        return grad_output.backend.neg_map(grad_output)
-
-
-class Inv(Function):
-    """``1 / a``."""
-
-    @staticmethod
-    def forward(ctx: Context, a: Tensor) -> Tensor:
-        """Invert."""
-        ctx.save_for_backward(a)
-        return a.backend.inv_map(a)
-
-    @staticmethod
-    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
-        """``-g / a**2``."""
-        a: Tensor
-        (a,) = ctx.saved_values
-        return a.backend.inv_back_zip(a, grad_output)
-
-
-class Add(Function):
-    """``a + b``."""
-
-    @staticmethod
-    def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
-        """Add."""
-        return a.backend.add_zip(a, b)
-
-    @staticmethod
-    def backward(ctx: Context, grad_output: Tensor) -> tuple[Tensor, Tensor]:
-        """``g``, ``g``."""
-        return grad_output, grad_output
-
-
-class Mul(Function):
-    """``a * b``."""
-
-    @staticmethod
-    def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
-        """Multiply."""
-        ctx.save_for_backward(a, b)
-        return a.backend.mul_zip(a, b)
-
-    @staticmethod
-    def backward(ctx: Context, grad_output: Tensor) -> tuple[Tensor, Tensor]:
-        """``g * b``, ``g * a``."""
-        a, b = ctx.saved_values
-        f = grad_output.backend
-        return f.mul_zip(grad_output, b), f.mul_zip(grad_output, a)
-
-
-class Sigmoid(Function):
-    """Elementwise logistic sigmoid."""
-
-    @staticmethod
-    def forward(ctx: Context, a: Tensor) -> Tensor:
-        """Sigmoid."""
-        ctx.save_for_backward(a)
-        return a.backend.sigmoid_map(a)
-
-    @staticmethod
-    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
-        """``g * s * (1 - s)``."""
-        a: Tensor
-        (a,) = ctx.saved_values
-        return a.backend.sigmoid_back_zip(a, grad_output)
-
-
-class ReLU(Function):
-    """Elementwise ``max(a, 0)``."""
-
-    @staticmethod
-    def forward(ctx: Context, a: Tensor) -> Tensor:
-        """ReLU."""
-        ctx.save_for_backward(a)
-        return a.backend.relu_map(a)
-
-    @staticmethod
-    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
-        """``g`` where ``a > 0``."""
-        a: Tensor
-        (a,) = ctx.saved_values
-        return a.backend.relu_back_zip(a, grad_output)
-
-
-class Log(Function):
-    """Elementwise natural log."""
-
-    @staticmethod
-    def forward(ctx: Context, a: Tensor) -> Tensor:
-        """Log."""
-        ctx.save_for_backward(a)
-        return a.backend.log_map(a)
-
-    @staticmethod
-    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
-        """``g / a``."""
-        a: Tensor
-        (a,) = ctx.saved_values
-        return a.backend.log_back_zip(a, grad_output)
-
-
-class Exp(Function):
-    """Elementwise exponential."""
-
-    @staticmethod
-    def forward(ctx: Context, a: Tensor) -> Tensor:
-        """Exp."""
-        out = a.backend.exp_map(a)
-        ctx.save_for_backward(out)
-        return out
-
-    @staticmethod
-    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
-        """``g * exp(a)``."""
-        out: Tensor
-        (out,) = ctx.saved_values
-        return out.backend.mul_zip(grad_output, out)
-
-
-class Sqrt(Function):
-    """Elementwise square root."""
-
-    @staticmethod
-    def forward(ctx: Context, a: Tensor) -> Tensor:
-        """Square root."""
-        out = a.backend.sqrt_map(a)
-        ctx.save_for_backward(out)
-        return out
-
-    @staticmethod
-    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
-        """``g / (2 sqrt(a))``."""
-        out: Tensor
-        (out,) = ctx.saved_values
-        f = out.backend
-        half = Tensor.make([0.5], (1,), backend=f)
-        return f.mul_zip(f.mul_zip(grad_output, f.inv_map(out)), half)
-
-
-def _reduce_all(a: Tensor, fn_reduce: Callable[[Tensor, int], Tensor]) -> Tensor:
-    """Reduce every dimension with a backend reduction, giving shape ``(1,)``."""
-    flat = a.contiguous().view(a.size) if a.dims != 1 else a
-    return fn_reduce(flat, 0)
-
-
-class Sum(Function):
-    """Sum over one dimension (kept) or over everything."""
-
-    @staticmethod
-    def forward(ctx: Context, a: Tensor, dim: int | None) -> Tensor:
-        """Sum."""
-        ctx.save_for_backward(a.shape)
-        if dim is None:
-            return _reduce_all(a, a.backend.add_reduce)
-        return a.backend.add_reduce(a, dim)
-
-    @staticmethod
-    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
-        """The gradient broadcast back over the summed dimension(s)."""
-        (shape,) = ctx.saved_values
-        if grad_output.shape == (1,) and len(shape) != 1:
-            grad_output = grad_output.view(*([1] * len(shape)))
-        return grad_output._broadcast_to(shape)
-
-
-class Mean(Function):
-    """Mean over one dimension (kept) or over everything."""
-
-    @staticmethod
-    def forward(ctx: Context, a: Tensor, dim: int | None) -> Tensor:
-        """Mean."""
-        n = a.size if dim is None else a.shape[dim]
-        ctx.save_for_backward(a.shape, n)
-        total = (
-            _reduce_all(a, a.backend.add_reduce) if dim is None else a.backend.add_reduce(a, dim)
-        )
-        scale = Tensor.make([1.0 / n if n else float("nan")], (1,), backend=a.backend)
-        return a.backend.mul_zip(total, scale)
-
-    @staticmethod
-    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
-        """The gradient divided by the count, broadcast back."""
-        shape, n = ctx.saved_values
-        f = grad_output.backend
-        if grad_output.shape == (1,) and len(shape) != 1:
-            grad_output = grad_output.view(*([1] * len(shape)))
-        scale = Tensor.make([1.0 / n if n else float("nan")], (1,), backend=f)
-        return f.mul_zip(grad_output._broadcast_to(shape), scale)
-
-
-class All(Function):
-    """1.0 if every element (over ``dim``) is non-zero."""
-
-    @staticmethod
-    def forward(ctx: Context, a: Tensor, dim: int | None) -> Tensor:
-        """All."""
-        ctx.save_for_backward(a.shape)
-        f = a.backend
-        nonzero = f.eq_zip(f.eq_zip(a, a.zeros((1,))), a.zeros((1,)))
-        if dim is None:
-            return _reduce_all(nonzero, f.mul_reduce)
-        return f.mul_reduce(nonzero, dim)
-
-    @staticmethod
-    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
-        """Zero: ``all`` is piecewise constant."""
-        (shape,) = ctx.saved_values
-        return grad_output.zeros(shape)
-
-
-class LT(Function):
-    """``a < b`` as 1.0/0.0."""
-
-    @staticmethod
-    def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
-        """Less than."""
-        ctx.save_for_backward(a.shape, b.shape)
-        return a.backend.lt_zip(a, b)
-
-    @staticmethod
-    def backward(ctx: Context, grad_output: Tensor) -> tuple[Tensor, Tensor]:
-        """Zero gradients."""
-        a_shape, b_shape = ctx.saved_values
-        return grad_output.zeros(a_shape), grad_output.zeros(b_shape)
-
-
-class GT(Function):
-    """``a > b`` as 1.0/0.0."""
-
-    @staticmethod
-    def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
-        """Greater than."""
-        ctx.save_for_backward(a.shape, b.shape)
-        return a.backend.lt_zip(b, a)
-
-    backward = LT.backward
-
-
-class EQ(Function):
-    """``a == b`` as 1.0/0.0."""
-
-    @staticmethod
-    def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
-        """Equal."""
-        ctx.save_for_backward(a.shape, b.shape)
-        return a.backend.eq_zip(a, b)
-
-    backward = LT.backward
-
-
-class IsClose(Function):
-    """``|a - b| < 1e-2`` as 1.0/0.0 (not differentiable)."""
-
-    @staticmethod
-    def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
-        """Is close."""
-        ctx.save_for_backward(a.shape, b.shape)
-        return a.backend.is_close_zip(a, b)
-
-    backward = LT.backward
-
-
-class Permute(Function):
-    """Reorder dimensions (a view, no copy)."""
-
-    @staticmethod
-    def forward(ctx: Context, a: Tensor, order: tuple[int, ...]) -> Tensor:
-        """Permute."""
-        ctx.save_for_backward(order)
-        return a._new(a._tensor.permute(*order))
-
-    @staticmethod
-    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
-        """Permute back with the inverse order."""
-        (order,) = ctx.saved_values
-        inverse = tuple(sorted(range(len(order)), key=lambda i: order[i]))
-        return grad_output._new(grad_output._tensor.permute(*inverse))
-
-
-class View(Function):
-    """A new shape over the same contiguous storage."""
-
-    @staticmethod
-    def forward(ctx: Context, a: Tensor, shape: tuple[int, ...]) -> Tensor:
-        """View."""
-        if not a._tensor.is_contiguous():
-            raise RuntimeError(
-                f"view() needs a contiguous tensor (shape {a.shape}, strides "
-                f"{a._tensor.strides}); call .contiguous() first"
-            )
-        ctx.save_for_backward(a.shape)
-        return a._new(TensorData(a._tensor.storage, shape))
-
-    @staticmethod
-    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
-        """View the gradient back to the input shape."""
-        (shape,) = ctx.saved_values
-        g = grad_output.contiguous()
-        return g._new(TensorData(g._tensor.storage, shape))
-
-
-class Copy(Function):
-    """A contiguous copy."""
-
-    @staticmethod
-    def forward(ctx: Context, a: Tensor) -> Tensor:
-        """Copy."""
-        return a.backend.id_map(a)
-
-    @staticmethod
-    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
-        """``g``."""
-        return grad_output
-
-
-class MatMul(Function):
-    """Batched matrix product with broadcast batch dimensions."""
-
-    @staticmethod
-    def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
-        """Matrix multiply."""
-        ctx.save_for_backward(a, b)
-        return a.backend.matrix_multiply(a, b)
-
-    @staticmethod
-    def backward(ctx: Context, grad_output: Tensor) -> tuple[Tensor, Tensor]:
-        """``g @ b^T`` and ``a^T @ g`` (transposes are views; batches summed back)."""
-        a, b = ctx.saved_values
-        f = grad_output.backend
-        return (
-            f.matrix_multiply(grad_output, _transpose(b)),
-            f.matrix_multiply(_transpose(a), grad_output),
-        )
-
-
-def _transpose(t: Tensor) -> Tensor:
-    order = list(range(t.dims))
-    order[-2], order[-1] = order[-1], order[-2]
-    return t._new(t._tensor.permute(*order))
+    return check_shape(shape)

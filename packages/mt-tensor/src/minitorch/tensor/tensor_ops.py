@@ -29,6 +29,8 @@ from .tensor_data import (
     Strides,
     TensorData,
     broadcast_index,
+    broadcasts_to,
+    check_dim,
     index_to_position,
     shape_broadcast,
     to_index,
@@ -172,7 +174,12 @@ class TensorOps:
             if out is None:
                 out = _output(a, a.shape)
             else:
-                shape_broadcast(a.shape, out.shape)
+                if a.shape != out.shape and not broadcasts_to(a.shape, out.shape):
+                    raise IndexingError(
+                        f"map: input of shape {a.shape} does not broadcast to the output's "
+                        f"shape {out.shape}"
+                    )
+                out.tensor_data.version.bump()  # an in-place write into the caller's tensor
             kernel(*out.tuple(), *a.tuple())
             return out
 
@@ -202,6 +209,7 @@ class TensorOps:
         kernel = cls.reduce_kernel(fn)
 
         def apply(a: Tensor, dim: int) -> Tensor:
+            dim = check_dim(dim, a.shape)
             out_shape = list(a.shape)
             out_shape[dim] = 1
             out = _output(a, tuple(out_shape))
@@ -223,7 +231,7 @@ class TensorOps:
 
 def _output(like: Tensor, shape: tuple[int, ...]) -> Tensor:
     """A new tensor on ``like``'s backend for a kernel to fill (uninitialised storage)."""
-    return like._new(TensorData(like.backend.ops.storage_empty(prod(shape)), shape))
+    return like.make(like.backend.ops.storage_empty(prod(shape)), shape, backend=like.backend)
 
 
 def _as_batch3(t: Tensor, batch: tuple[int, ...]) -> TensorData:
@@ -235,14 +243,15 @@ def _as_batch3(t: Tensor, batch: tuple[int, ...]) -> TensorData:
     """
     rows, cols = t.shape[-2:]
     own = t.shape[:-2]
-    td = t._tensor
+    td = t.tensor_data
     if prod(own) == 1:
         return TensorData(td.storage, (1, rows, cols), (0, *td.strides[-2:]))
     if len(own) == 1 and len(batch) == 1:
         return td
     full = (1,) * (len(batch) - len(own)) + own
-    src = t.contiguous() if full == batch else t._broadcast_to((*batch, rows, cols))
-    return TensorData(src._tensor.storage, (prod(batch), rows, cols))
+    shape = (*batch, rows, cols)
+    src = t.contiguous() if full == batch else t.backend.id_map(t, t.zeros(shape))
+    return TensorData(src.tensor_data.storage, (prod(batch), rows, cols))
 
 
 class TensorBackend:

@@ -1,0 +1,503 @@
+"""The differentiable operations on Tensors: ``Function`` and one subclass per operation.
+
+Every operation is a ``Function`` with a ``forward`` written with the backend's primitives
+(``t.backend``) and a ``backward`` that returns one gradient per tensor input. Shapes, dims
+and permutation orders are plain Python values passed to ``apply`` alongside the tensors;
+they get no gradient. Gradients of broadcast inputs are summed back to each input's shape
+in ``Tensor.chain_rule``, once, for every function.
+
+This module needs no ``Tensor`` at run time (``tensor.py`` imports it, not the reverse):
+``apply`` recognises tensors as graph nodes on a ``TensorBackend``, and new tensors are made
+with the public ``make``/``zeros`` of an input.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, cast
+
+from minitorch.autodiff import Context, GraphNode, is_grad_enabled, no_grad
+
+from .tensor_data import TensorData
+from .tensor_ops import TensorBackend
+
+if TYPE_CHECKING:
+    from .tensor import Tensor
+
+__all__ = [
+    "EQ",
+    "GT",
+    "LT",
+    "Add",
+    "All",
+    "Copy",
+    "Exp",
+    "Function",
+    "History",
+    "Inv",
+    "IsClose",
+    "Log",
+    "MatMul",
+    "Mean",
+    "Mul",
+    "Neg",
+    "Permute",
+    "ReLU",
+    "Sigmoid",
+    "Sqrt",
+    "Sum",
+    "View",
+]
+
+
+@dataclass
+class History:
+    """How a Tensor was made: the function, its context and its tensor inputs.
+
+    A leaf (a tensor that requires a gradient) has a history with no function.
+    """
+
+    last_fn: type[Function] | None = None
+    ctx: Context | None = None
+    inputs: Sequence[Tensor] = field(default_factory=tuple)
+    saved_versions: Sequence[tuple[Tensor, int]] = field(default_factory=tuple)
+
+    def check_saved_versions(self) -> None:
+        """Refuse a backward pass through tensors written in place after they were saved.
+
+        Raises:
+            RuntimeError: naming the function and the tensor's shape and versions.
+        """
+        for t, version in self.saved_versions:
+            now = t.version
+            if now != version:
+                name = self.last_fn.__name__ if self.last_fn is not None else "?"
+                raise RuntimeError(
+                    f"a tensor of shape {t.shape} that {name}.backward needs was modified "
+                    f"in place after it was saved (version {now}, saved at version "
+                    f"{version}); write into a copy instead, or before using it"
+                )
+
+
+def _like(t: Tensor, td: TensorData) -> Tensor:
+    """A constant tensor (of ``t``'s class) over ``td``, a view of ``t``'s storage."""
+    return type(t)(td, backend=t.backend)
+
+
+def _const(like: Tensor, value: float) -> Tensor:
+    """A one-element constant on ``like``'s backend (it broadcasts against anything)."""
+    return like.make([value], (1,), backend=like.backend)
+
+
+def _expand(t: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """A contiguous constant copy of ``t`` broadcast to ``shape``."""
+    return t.backend.id_map(t, t.zeros(shape))
+
+
+class Function:
+    """A differentiable operation on Tensors.
+
+    Subclasses define ``forward(ctx, *args)`` with the backend primitives (``t.backend``)
+    and ``backward(ctx, grad_output)`` returning one gradient per *tensor* argument, in
+    order. Non-tensor arguments (dims, shapes, orders) are passed to ``forward`` as they are.
+    """
+
+    @staticmethod
+    def forward(ctx: Context, *args: Any) -> Tensor:
+        """Compute the output (a constant tensor)."""
+        raise NotImplementedError
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> Tensor | tuple[Tensor, ...]:
+        """Return the gradient of each tensor input."""
+        raise NotImplementedError
+
+    @classmethod
+    def derivatives(cls, ctx: Context, grad_output: Tensor) -> tuple[Tensor, ...]:
+        """Run ``backward`` and return its gradients as a tuple (one per tensor input)."""
+        g = cls.backward(ctx, grad_output)
+        return g if isinstance(g, tuple) else (g,)
+
+    @classmethod
+    def apply(cls, *vals: Any) -> Tensor:
+        """Run ``forward`` and, if any tensor input needs a gradient, record the history."""
+        tensors = [cast("Tensor", v) for v in vals if isinstance(v, GraphNode)]
+        if not tensors:
+            raise TypeError(f"{cls.__name__}.apply needs at least one Tensor argument")
+        for t in tensors:
+            if not isinstance(getattr(t, "backend", None), TensorBackend):
+                raise TypeError(f"{cls.__name__}.apply takes Tensors, got {type(t).__name__}")
+        first = tensors[0].backend
+        for t in tensors[1:]:
+            if t.backend is not first:
+                raise ValueError(
+                    f"{cls.__name__}: inputs live on different backends ({first.name} and "
+                    f"{t.backend.name}); move one with .to(backend)"
+                )
+        need_grad = is_grad_enabled() and any(t.history is not None for t in tensors)
+        ctx = Context(no_grad=not need_grad)
+        if need_grad:
+            with no_grad():
+                out = cls.forward(ctx, *vals)
+            saved_tensors = [
+                cast("Tensor", v) for v in ctx.saved_values if isinstance(v, GraphNode)
+            ]
+            saved = [(t, t.version) for t in saved_tensors]
+            out.history = History(cls, ctx, tensors, saved)
+        else:
+            out = cls.forward(ctx, *vals)
+        return out
+
+
+class Neg(Function):
+    """``-a``."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor) -> Tensor:
+        """Negate."""
+        return a.backend.neg_map(a)
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
+        """``-g``."""
+        return grad_output.backend.neg_map(grad_output)
+
+
+class Inv(Function):
+    """``1 / a``."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor) -> Tensor:
+        """Invert."""
+        ctx.save_for_backward(a)
+        return a.backend.inv_map(a)
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
+        """``-g / a**2``."""
+        a: Tensor
+        (a,) = ctx.saved_values
+        return a.backend.inv_back_zip(a, grad_output)
+
+
+class Add(Function):
+    """``a + b``."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
+        """Add."""
+        return a.backend.add_zip(a, b)
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> tuple[Tensor, Tensor]:
+        """``g``, ``g``."""
+        return grad_output, grad_output
+
+
+class Mul(Function):
+    """``a * b``."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
+        """Multiply."""
+        ctx.save_for_backward(a, b)
+        return a.backend.mul_zip(a, b)
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> tuple[Tensor, Tensor]:
+        """``g * b``, ``g * a``."""
+        a, b = ctx.saved_values
+        f = grad_output.backend
+        return f.mul_zip(grad_output, b), f.mul_zip(grad_output, a)
+
+
+class Sigmoid(Function):
+    """Elementwise logistic sigmoid."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor) -> Tensor:
+        """Sigmoid."""
+        ctx.save_for_backward(a)
+        return a.backend.sigmoid_map(a)
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
+        """``g * s * (1 - s)``."""
+        a: Tensor
+        (a,) = ctx.saved_values
+        return a.backend.sigmoid_back_zip(a, grad_output)
+
+
+class ReLU(Function):
+    """Elementwise ``max(a, 0)``."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor) -> Tensor:
+        """ReLU."""
+        ctx.save_for_backward(a)
+        return a.backend.relu_map(a)
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
+        """``g`` where ``a > 0``."""
+        a: Tensor
+        (a,) = ctx.saved_values
+        return a.backend.relu_back_zip(a, grad_output)
+
+
+class Log(Function):
+    """Elementwise natural log."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor) -> Tensor:
+        """Log."""
+        ctx.save_for_backward(a)
+        return a.backend.log_map(a)
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
+        """``g / a``."""
+        a: Tensor
+        (a,) = ctx.saved_values
+        return a.backend.log_back_zip(a, grad_output)
+
+
+class Exp(Function):
+    """Elementwise exponential."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor) -> Tensor:
+        """Exp."""
+        out = a.backend.exp_map(a)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
+        """``g * exp(a)``."""
+        out: Tensor
+        (out,) = ctx.saved_values
+        return out.backend.mul_zip(grad_output, out)
+
+
+class Sqrt(Function):
+    """Elementwise square root."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor) -> Tensor:
+        """Square root."""
+        out = a.backend.sqrt_map(a)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
+        """``g / (2 sqrt(a))``."""
+        out: Tensor
+        (out,) = ctx.saved_values
+        f = out.backend
+        half = _const(out, 0.5)
+        return f.mul_zip(f.mul_zip(grad_output, f.inv_map(out)), half)
+
+
+def _reduce_all(a: Tensor, fn_reduce: Callable[[Tensor, int], Tensor]) -> Tensor:
+    """Reduce every dimension with a backend reduction, giving shape ``(1,)``."""
+    flat = a.contiguous().view(a.size) if a.dims != 1 else a
+    return fn_reduce(flat, 0)
+
+
+class Sum(Function):
+    """Sum over one dimension (kept) or over everything."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, dim: int | None) -> Tensor:
+        """Sum."""
+        ctx.save_for_backward(a.shape)
+        if dim is None:
+            return _reduce_all(a, a.backend.add_reduce)
+        return a.backend.add_reduce(a, dim)
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
+        """The gradient broadcast back over the summed dimension(s)."""
+        (shape,) = ctx.saved_values
+        if grad_output.shape == (1,) and len(shape) != 1:
+            grad_output = grad_output.view(*([1] * len(shape)))
+        return _expand(grad_output, shape)
+
+
+class Mean(Function):
+    """Mean over one dimension (kept) or over everything."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, dim: int | None) -> Tensor:
+        """Mean."""
+        n = a.size if dim is None else a.shape[dim]
+        ctx.save_for_backward(a.shape, n)
+        total = (
+            _reduce_all(a, a.backend.add_reduce) if dim is None else a.backend.add_reduce(a, dim)
+        )
+        scale = _const(a, 1.0 / n if n else float("nan"))
+        return a.backend.mul_zip(total, scale)
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
+        """The gradient divided by the count, broadcast back."""
+        shape, n = ctx.saved_values
+        f = grad_output.backend
+        if grad_output.shape == (1,) and len(shape) != 1:
+            grad_output = grad_output.view(*([1] * len(shape)))
+        scale = _const(grad_output, 1.0 / n if n else float("nan"))
+        return f.mul_zip(_expand(grad_output, shape), scale)
+
+
+class All(Function):
+    """1.0 if every element (over ``dim``) is non-zero."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, dim: int | None) -> Tensor:
+        """All."""
+        ctx.save_for_backward(a.shape)
+        f = a.backend
+        nonzero = f.eq_zip(f.eq_zip(a, a.zeros((1,))), a.zeros((1,)))
+        if dim is None:
+            return _reduce_all(nonzero, f.mul_reduce)
+        return f.mul_reduce(nonzero, dim)
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
+        """Zero: ``all`` is piecewise constant."""
+        (shape,) = ctx.saved_values
+        return grad_output.zeros(shape)
+
+
+class LT(Function):
+    """``a < b`` as 1.0/0.0."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
+        """Less than."""
+        ctx.save_for_backward(a.shape, b.shape)
+        return a.backend.lt_zip(a, b)
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> tuple[Tensor, Tensor]:
+        """Zero gradients."""
+        a_shape, b_shape = ctx.saved_values
+        return grad_output.zeros(a_shape), grad_output.zeros(b_shape)
+
+
+class GT(Function):
+    """``a > b`` as 1.0/0.0."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
+        """Greater than."""
+        ctx.save_for_backward(a.shape, b.shape)
+        return a.backend.lt_zip(b, a)
+
+    backward = LT.backward
+
+
+class EQ(Function):
+    """``a == b`` as 1.0/0.0."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
+        """Equal."""
+        ctx.save_for_backward(a.shape, b.shape)
+        return a.backend.eq_zip(a, b)
+
+    backward = LT.backward
+
+
+class IsClose(Function):
+    """``|a - b| < 1e-2`` as 1.0/0.0 (not differentiable)."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
+        """Is close."""
+        ctx.save_for_backward(a.shape, b.shape)
+        return a.backend.is_close_zip(a, b)
+
+    backward = LT.backward
+
+
+class Permute(Function):
+    """Reorder dimensions (a view, no copy)."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, order: tuple[int, ...]) -> Tensor:
+        """Permute."""
+        ctx.save_for_backward(order)
+        return _like(a, a.tensor_data.permute(*order))
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
+        """Permute back with the inverse order."""
+        (order,) = ctx.saved_values
+        inverse = tuple(sorted(range(len(order)), key=lambda i: order[i]))
+        return _like(grad_output, grad_output.tensor_data.permute(*inverse))
+
+
+class View(Function):
+    """A new shape over the same contiguous storage."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, shape: tuple[int, ...]) -> Tensor:
+        """View."""
+        if not a.is_contiguous():
+            raise RuntimeError(
+                f"view() needs a contiguous tensor (shape {a.shape}, strides "
+                f"{a.tensor_data.strides}); call .contiguous() first"
+            )
+        ctx.save_for_backward(a.shape)
+        return _like(a, a.tensor_data.view(shape))
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
+        """View the gradient back to the input shape."""
+        (shape,) = ctx.saved_values
+        g = grad_output.contiguous()
+        return _like(g, g.tensor_data.view(shape))
+
+
+class Copy(Function):
+    """A contiguous copy."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor) -> Tensor:
+        """Copy."""
+        return a.backend.id_map(a)
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
+        """``g``."""
+        return grad_output
+
+
+class MatMul(Function):
+    """Batched matrix product with broadcast batch dimensions."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
+        """Matrix multiply."""
+        ctx.save_for_backward(a, b)
+        return a.backend.matrix_multiply(a, b)
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> tuple[Tensor, Tensor]:
+        """``g @ b^T`` and ``a^T @ g`` (transposes are views; batches summed back)."""
+        a, b = ctx.saved_values
+        f = grad_output.backend
+        return (
+            f.matrix_multiply(grad_output, _transpose(b)),
+            f.matrix_multiply(_transpose(a), grad_output),
+        )
+
+
+def _transpose(t: Tensor) -> Tensor:
+    order = list(range(t.dims))
+    order[-2], order[-1] = order[-1], order[-2]
+    return _like(t, t.tensor_data.permute(*order))
