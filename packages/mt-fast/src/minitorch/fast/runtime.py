@@ -5,7 +5,8 @@ Importing ``minitorch.fast`` does not import Numba: ``FastOps`` imports a kernel
 imports this one first. Importing it
 
 - lets kernels call mt-tensor's index helpers (``to_index``, ``broadcast_index``,
-  ``index_to_position``): Numba compiles them from mt-tensor's own source;
+  ``index_to_position``, ``is_contiguous_layout``): Numba compiles them from mt-tensor's
+  own source;
 - starts Numba's thread pool, to learn which threading layer it chose (see ``run``).
 
 It also holds what the kernel modules share: ``jit_scalar`` (an operator callable from a

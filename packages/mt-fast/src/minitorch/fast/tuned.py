@@ -23,7 +23,12 @@ from numba.extending import register_jitable
 
 from minitorch.operators import scalar as _scalar_ops
 from minitorch.tensor import tensor_data as _tensor_data
-from minitorch.tensor.tensor_data import broadcast_index, index_to_position, to_index
+from minitorch.tensor.tensor_data import (
+    broadcast_index,
+    index_to_position,
+    is_contiguous_layout,
+    to_index,
+)
 
 from . import _cache, vecmath
 from .runtime import jit_scalar, run
@@ -34,16 +39,6 @@ _cache.install(__file__, [_scalar_ops, _tensor_data, vecmath])
 
 KERNELS: dict[str, Any] = {}
 """Every kernel built so far, by name (``map[neg]``, ``matmul``), for diagnostics."""
-
-
-@register_jitable
-def _is_contiguous(shape: Any, strides: Any) -> bool:
-    expected = 1
-    for i in range(len(shape) - 1, -1, -1):
-        if shape[i] != 1 and strides[i] != expected:
-            return False
-        expected *= shape[i]
-    return True
 
 
 @register_jitable
@@ -89,7 +84,7 @@ def make_map(fn: Callable[[float], float]) -> Callable[..., None]:
         size = _size(out_shape)
         if size == 0:
             pass
-        elif _same_layout(out_shape, out_strides, in_shape, in_strides) and _is_contiguous(
+        elif _same_layout(out_shape, out_strides, in_shape, in_strides) and is_contiguous_layout(
             out_shape, out_strides
         ):
             # Stride-aligned: storage positions are the ordinals, no index arithmetic.
@@ -131,7 +126,7 @@ def make_zip(fn: Callable[[float, float], float]) -> Callable[..., None]:
         elif (
             _same_layout(out_shape, out_strides, a_shape, a_strides)
             and _same_layout(out_shape, out_strides, b_shape, b_strides)
-            and _is_contiguous(out_shape, out_strides)
+            and is_contiguous_layout(out_shape, out_strides)
         ):
             for i in prange(size):
                 out[i] = fn(a[i], b[i])
