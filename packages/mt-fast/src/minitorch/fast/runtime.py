@@ -30,6 +30,7 @@ for _helper in (
     _tensor_data.index_to_position,
     _tensor_data.to_index,
     _tensor_data.broadcast_index,
+    _tensor_data.is_contiguous_layout,
 ):
     register_jitable(_helper)
 
