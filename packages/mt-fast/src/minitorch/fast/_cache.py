@@ -126,6 +126,23 @@ class DependencyAwareLocator(caching._CacheLocator):
         return None
 
 
+def defining_modules(*functions: Any) -> list[ModuleType]:
+    """The modules that define ``functions`` (each once), for ``install``'s dependencies.
+
+    Kernel modules name their dependencies through public functions
+    (``defining_modules(operators.add, tensor.index_to_position)``) rather than by importing
+    another package's private modules.
+    """
+    modules: list[ModuleType] = []
+    for fn in functions:
+        module = inspect.getmodule(fn)
+        if module is None:
+            raise ValueError(f"cannot tell which module defines {fn!r}")
+        if module not in modules:
+            modules.append(module)
+    return modules
+
+
 def install(kernel_module_file: str, dependencies: Iterable[ModuleType]) -> None:
     """Key the on-disk cache of kernels in ``kernel_module_file`` on ``dependencies`` too.
 

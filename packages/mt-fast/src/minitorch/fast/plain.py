@@ -16,16 +16,17 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
-from minitorch.operators import scalar as _scalar_ops
-from minitorch.tensor import tensor_data as _tensor_data
-from minitorch.tensor.tensor_data import broadcast_index, index_to_position, to_index
+from minitorch.operators import add
+from minitorch.tensor import broadcast_index, index_to_position, to_index
 
 from . import _cache
 from .runtime import jit_scalar, run
 
 __all__ = ["KERNELS", "make_map", "make_reduce", "make_zip", "matmul", "run"]
 
-_cache.install(__file__, [_scalar_ops, _tensor_data])
+# The operators and the index helpers are compiled into the kernels: key the cache on
+# the files that define them (found through the public functions, not private modules).
+_cache.install(__file__, _cache.defining_modules(add, index_to_position))
 
 KERNELS: dict[str, Any] = {}
 """Every kernel built so far, by name (``map[neg]``, ``matmul``), for diagnostics."""

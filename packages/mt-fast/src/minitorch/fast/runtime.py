@@ -22,15 +22,15 @@ from typing import Any
 import numba
 from numba.extending import register_jitable
 
-from minitorch.tensor import tensor_data as _tensor_data
+from minitorch.tensor import broadcast_index, index_to_position, is_contiguous_layout, to_index
 
 __all__ = ["GRAIN", "SERIAL", "jit_scalar", "run"]
 
 for _helper in (
-    _tensor_data.index_to_position,
-    _tensor_data.to_index,
-    _tensor_data.broadcast_index,
-    _tensor_data.is_contiguous_layout,
+    index_to_position,
+    to_index,
+    broadcast_index,
+    is_contiguous_layout,
 ):
     register_jitable(_helper)
 

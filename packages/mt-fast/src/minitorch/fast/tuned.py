@@ -21,9 +21,8 @@ import numpy as np
 from numba import njit, prange
 from numba.extending import register_jitable
 
-from minitorch.operators import scalar as _scalar_ops
-from minitorch.tensor import tensor_data as _tensor_data
-from minitorch.tensor.tensor_data import (
+from minitorch.operators import add
+from minitorch.tensor import (
     broadcast_index,
     index_to_position,
     is_contiguous_layout,
@@ -35,7 +34,9 @@ from .runtime import jit_scalar, run
 
 __all__ = ["KERNELS", "make_map", "make_reduce", "make_zip", "matmul", "run"]
 
-_cache.install(__file__, [_scalar_ops, _tensor_data, vecmath])
+# The operators and the index helpers are compiled into the kernels: key the cache on
+# the files that define them (found through the public functions, not private modules).
+_cache.install(__file__, [*_cache.defining_modules(add, index_to_position), vecmath])
 
 KERNELS: dict[str, Any] = {}
 """Every kernel built so far, by name (``map[neg]``, ``matmul``), for diagnostics."""

@@ -28,7 +28,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic, register_jitable
 
-from minitorch.operators import scalar as _ops
+from minitorch.operators import exp, sigmoid
 
 __all__ = ["CHUNK", "LIBRARY", "VECTOR_MAPS", "WIDTH", "exp_block", "no_block", "sigmoid_block"]
 
@@ -138,6 +138,6 @@ def no_block(out: Any, x: Any, scratch: Any) -> None:
 
 
 VECTOR_MAPS: dict[Callable[[float], float], Callable[..., None]] = (
-    {_ops.exp: exp_block, _ops.sigmoid: sigmoid_block} if LIBRARY is not None else {}
+    {exp: exp_block, sigmoid: sigmoid_block} if LIBRARY is not None else {}
 )
 """Operator -> block function ``(out, x, scratch)`` for the map kernel's contiguous path."""
