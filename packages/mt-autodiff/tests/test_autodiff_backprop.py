@@ -237,3 +237,10 @@ def test_context_saves_nothing_under_no_grad():
     ctx.save_for_backward(1.0, 2.0)
     assert ctx.saved_values == (1.0, 2.0)
     assert ctx.saved_tensors == (1.0, 2.0)
+
+
+def test_inv_backward_of_tiny_scalar_is_minus_inf():
+    """Regression (issue 12 item 2): ``1 / x`` backward divided by an underflowed ``x * x``."""
+    x = Scalar(1e-200)
+    (1.0 / x).backward()
+    assert x.derivative == -math.inf

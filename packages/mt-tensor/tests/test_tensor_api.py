@@ -311,3 +311,12 @@ def test_importing_minitorch_tensor_does_not_import_numba():
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
     )
     assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize(("a_shape", "out_shape"), [((2, 5), (5,)), ((3,), (2,)), ((2, 3), (1, 3))])
+def test_map_into_out_needs_the_input_to_broadcast_to_out(a_shape, out_shape):
+    """Regression (issue 12 item 7): map checked only that the shapes broadcast together."""
+    with pytest.raises(IndexingError) as err:
+        SimpleBackend.id_map(ones(a_shape), zeros(out_shape))
+    assert str(a_shape) in str(err.value)
+    assert str(out_shape) in str(err.value)

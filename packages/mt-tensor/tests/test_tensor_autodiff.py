@@ -6,11 +6,14 @@ import pytest
 
 from minitorch.tensor import (
     Function,
+    IndexingError,
     Tensor,
     grad_central_difference,
     grad_check,
     no_grad,
+    ones,
     tensor,
+    zeros,
 )
 
 pytestmark = pytest.mark.task2_4
@@ -245,3 +248,32 @@ def test_grad_check_catches_a_wrong_backward():
     grad_check(lambda t: t * t, x)
     with pytest.raises(AssertionError, match="gradient check failed"):
         grad_check(WrongSquare.apply, x)
+
+
+def test_inv_backward_of_tiny_values_is_minus_inf():
+    """Regression (issue 12 item 2): the simple backend raised ZeroDivisionError."""
+    x = tensor([1e-200, -1e-200, 2.0], requires_grad=True)
+    (1.0 / x).sum().backward()
+    assert x.grad is not None
+    np.testing.assert_array_equal(x.grad.to_numpy(), [-np.inf, -np.inf, -0.25])
+
+
+@pytest.mark.parametrize(
+    ("out_shape", "grad_shape"), [((2,), (3, 2)), ((5,), (2, 5)), ((2,), (3,)), ((2, 1), (2, 3))]
+)
+def test_backward_rejects_a_gradient_that_does_not_broadcast_to_the_output(out_shape, grad_shape):
+    """Regression (issue 12 item 7): a larger broadcast-compatible gradient was accepted."""
+    x = zeros(out_shape, requires_grad=True)
+    y = x * 1.0
+    with pytest.raises(IndexingError) as err:
+        y.backward(ones(grad_shape))
+    assert str(grad_shape) in str(err.value)
+    assert str(out_shape) in str(err.value)
+    assert x.grad is None
+
+
+def test_backward_broadcasts_a_smaller_gradient_to_the_output():
+    x = tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    (x * 1.0).backward(tensor([1.0, 2.0]))
+    assert x.grad is not None
+    np.testing.assert_array_equal(x.grad.to_numpy(), [[1.0, 2.0], [1.0, 2.0]])

@@ -134,10 +134,15 @@ def log_back(x: float, d: float) -> float:
 
 
 def inv_back(x: float, d: float) -> float:
-    r"""Return ``d * d/dx (1/x) = -d / x**2``."""
-    if x == 0.0:
+    r"""Return ``d * d/dx (1/x) = -d / x**2``.
+
+    Where ``x * x`` underflows to 0 (``x`` = 0 or tiny) the result is ``-d * inf`` as IEEE
+    division gives (and Numba and PyTorch): ``-inf`` for ``d > 0``, NaN for ``d = 0``.
+    """
+    xx = x * x
+    if xx == 0.0:
         return -math.inf * d
-    return -d / (x * x)
+    return -d / xx
 
 
 def relu_back(x: float, d: float) -> float:

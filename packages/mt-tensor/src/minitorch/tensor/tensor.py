@@ -48,6 +48,7 @@ from .tensor_data import (
     Strides,
     TensorData,
     UserShape,
+    broadcasts_to,
     check_dim,
     shape_broadcast,
 )
@@ -219,6 +220,8 @@ class Tensor(GraphNode):
         Raises:
             RuntimeError: on a constant tensor, or on a tensor of more than one element
                 without ``grad_output``.
+            IndexingError: naming both shapes, if ``grad_output`` neither has this tensor's
+                shape nor broadcasts to it.
         """
         if self.is_constant():
             raise RuntimeError(
@@ -235,6 +238,11 @@ class Tensor(GraphNode):
         else:
             grad = self._ensure_tensor(grad_output)
             if grad.shape != self.shape:
+                if not broadcasts_to(grad.shape, self.shape):
+                    raise IndexingError(
+                        f"backward(): the gradient of shape {grad.shape} does not match the "
+                        f"output's shape {self.shape} (it must equal it or broadcast to it)"
+                    )
                 grad = self.backend.id_map(grad, self.zeros(self.shape))
         backpropagate(self, grad)
 

@@ -27,6 +27,7 @@ __all__ = [
     "UserShape",
     "UserStrides",
     "broadcast_index",
+    "broadcasts_to",
     "check_dim",
     "index_to_position",
     "is_contiguous_layout",
@@ -139,6 +140,14 @@ def shape_broadcast(shape1: UserShape, shape2: UserShape) -> tuple[int, ...]:
                 f"(size {x} vs {y} in dimension {len(out)})"
             )
     return tuple(out)
+
+
+def broadcasts_to(shape: UserShape, target: UserShape) -> bool:
+    """True if ``shape`` broadcasts to exactly ``target`` (not to something larger)."""
+    try:
+        return shape_broadcast(shape, target) == tuple(target)
+    except IndexingError:
+        return False
 
 
 def strides_from_shape(shape: UserShape) -> tuple[int, ...]:

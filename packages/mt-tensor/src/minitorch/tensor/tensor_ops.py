@@ -29,6 +29,7 @@ from .tensor_data import (
     Strides,
     TensorData,
     broadcast_index,
+    broadcasts_to,
     check_dim,
     index_to_position,
     shape_broadcast,
@@ -172,8 +173,11 @@ class TensorOps:
         def apply(a: Tensor, out: Tensor | None = None) -> Tensor:
             if out is None:
                 out = _output(a, a.shape)
-            else:
-                shape_broadcast(a.shape, out.shape)
+            elif a.shape != out.shape and not broadcasts_to(a.shape, out.shape):
+                raise IndexingError(
+                    f"map: input of shape {a.shape} does not broadcast to the output's "
+                    f"shape {out.shape}"
+                )
             kernel(*out.tuple(), *a.tuple())
             return out
 
