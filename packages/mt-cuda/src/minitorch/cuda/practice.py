@@ -56,7 +56,7 @@ def _mm_practice(out, a, b, m, n, p):  # type: ignore[no-untyped-def]
 
 
 def _on_cuda(t: Tensor, name: str) -> Tensor:
-    if t.backend is not CudaBackend:
+    if t.backend != CudaBackend:
         raise ValueError(
             f"{name} needs a tensor on CudaBackend, got one on {t.backend.name}; "
             "move it with .to(CudaBackend)"

@@ -113,7 +113,7 @@ class Function:
                 raise TypeError(f"{cls.__name__}.apply takes Tensors, got {type(t).__name__}")
         first = tensors[0].backend
         for t in tensors[1:]:
-            if t.backend is not first:
+            if t.backend != first:
                 raise ValueError(
                     f"{cls.__name__}: inputs live on different backends ({first.name} and "
                     f"{t.backend.name}); move one with .to(backend)"

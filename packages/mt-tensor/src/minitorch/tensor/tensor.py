@@ -87,6 +87,11 @@ class Tensor(GraphNode):
         self.grad: Tensor | None = None
         self.name = name
         if not self.backend.ops.is_storage(v.storage):
+            if isinstance(v.storage, np.ndarray):
+                # Host data for a device backend: copy it over (shape and strides kept).
+                storage = self.backend.ops.storage_from_numpy(v.storage)
+                self._tensor = v = TensorData(storage, v.shape, v.strides)
+        if not self.backend.ops.is_storage(v.storage):
             raise TypeError(
                 f"storage of type {type(v.storage).__name__} does not belong to backend "
                 f"{self.backend.name}; move tensors with .to(backend)"
@@ -104,6 +109,7 @@ class Tensor(GraphNode):
         backend = backend if backend is not None else SimpleBackend
         if isinstance(storage, (list, tuple)):
             storage = backend.ops.storage_from_numpy(np.asarray(storage, dtype=np.float64))
+        # Host storage for a device backend is copied to the device by the constructor.
         return Tensor(TensorData(storage, shape, strides), backend=backend)
 
     def zeros(self, shape: UserShape | None = None) -> Tensor:
@@ -118,7 +124,7 @@ class Tensor(GraphNode):
 
     def _ensure_tensor(self, b: TensorLike | numbers.Real) -> Tensor:
         if isinstance(b, Tensor):
-            if b.backend is not self.backend:
+            if b.backend != self.backend:
                 raise ValueError(
                     f"operands live on different backends ({self.backend.name} and "
                     f"{b.backend.name}); move one with .to(backend)"
@@ -133,7 +139,7 @@ class Tensor(GraphNode):
 
         The copy is a constant: history does not cross backends.
         """
-        if backend is self.backend:
+        if backend == self.backend:
             return self
         host = np.ascontiguousarray(self.to_numpy()).reshape(-1)
         storage = backend.ops.storage_from_numpy(host.copy())
@@ -419,7 +425,7 @@ class Tensor(GraphNode):
     def __repr__(self) -> str:
         body = self._tensor.to_string(self.to_numpy())
         extra = ""
-        if self.backend is not SimpleBackend:
+        if self.backend != SimpleBackend:
             extra += f", backend={self.backend.name}"
         if self.requires_grad:
             extra += ", requires_grad=True" if self.is_leaf() else ""

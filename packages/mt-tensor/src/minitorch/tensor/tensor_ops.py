@@ -289,6 +289,19 @@ class TensorBackend:
         self.max_reduce = ops.reduce(operators.max, -float("inf"))
         self.matrix_multiply = ops.matrix_multiply
 
+    def __eq__(self, other: object) -> bool:
+        """Backends are equal when they run the same ``TensorOps`` class.
+
+        ``TensorBackend(FastOps)`` and ``FastBackend`` are interchangeable: tensors on
+        either combine, and either may be passed wherever a backend is expected.
+        """
+        if not isinstance(other, TensorBackend):
+            return NotImplemented
+        return self.ops is other.ops
+
+    def __hash__(self) -> int:
+        return hash(self.ops)
+
     def __repr__(self) -> str:
         return f"TensorBackend({self.name})"
 

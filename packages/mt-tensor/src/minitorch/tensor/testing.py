@@ -631,8 +631,8 @@ class BackendSuite:
         """Combining a tensor of this backend with one of another raises ValueError."""
         other = (
             SimpleBackend
-            if self.backend is not SimpleBackend
-            else TensorBackend(SimpleOps, "another-simple")
+            if self.backend != SimpleBackend
+            else TensorBackend(type("OtherSimpleOps", (SimpleOps,), {}), "another-simple")
         )
         a = self.const(np.ones((2, 2)))
         b = from_numpy(np.ones((2, 2)), backend=other)
@@ -653,5 +653,20 @@ class BackendSuite:
             with pytest.raises(ValueError, match="different backends"):
                 op(b, a)
         moved = b.to(self.backend)
-        assert moved.backend is self.backend
+        assert moved.backend == self.backend
         assert_close(a + moved, np.full((2, 2), 2.0))
+
+    # ------------------------------------------------------------------ backends by what they are
+    @pytest.mark.task2_3
+    def test_backend_rebuilt_from_its_ops_is_the_same_backend(self) -> None:
+        """``TensorBackend(ops)`` equals the named backend: same hash, tensors combine."""
+        again = TensorBackend(self.backend.ops)
+        assert again == self.backend
+        assert hash(again) == hash(self.backend)
+        assert len({again, self.backend}) == 1
+        a = self.const(np.ones((2, 2)))
+        b = from_numpy(np.full((2, 2), 3.0), backend=again)
+        assert_close(a + b, np.full((2, 2), 4.0))
+        assert_close(b * a, np.full((2, 2), 3.0))
+        assert b.to(self.backend) is b
+        assert self.backend != TensorBackend(type("OtherOps", (self.backend.ops,), {}))
