@@ -320,3 +320,111 @@ def test_map_into_out_needs_the_input_to_broadcast_to_out(a_shape, out_shape):
         SimpleBackend.id_map(ones(a_shape), zeros(out_shape))
     assert str(a_shape) in str(err.value)
     assert str(out_shape) in str(err.value)
+
+
+@pytest.mark.parametrize("order", [(None, 0), (0.0, 1), (True, 0), ("1", "0")])
+def test_permute_with_non_int_entries_names_the_order(order):
+    """Regression (issue 12 item 13): ``permute(None, 0)`` raised sorted()'s TypeError."""
+    with pytest.raises(IndexingError, match=r"not a permutation of \(0, 1\).*int"):
+        zeros((2, 3)).permute(*order)
+
+
+def test_np_array_of_a_tensor_gives_its_values():
+    """Regression (issue 12 item 9): ``np.array(tensor)`` returned an empty array."""
+    t = tensor([[1.0, 2.0], [3.0, 4.0]])
+    np.testing.assert_array_equal(np.array(t), [[1.0, 2.0], [3.0, 4.0]])
+    np.testing.assert_array_equal(np.asarray(t.permute(1, 0)), [[1.0, 3.0], [2.0, 4.0]])
+    assert np.array(t, dtype=np.float32).dtype == np.float32
+    copied = np.array(t, copy=True)
+    copied[0, 0] = 9.0
+    assert t[0, 0] == 1.0
+    shared = np.asarray(t)
+    shared[0, 0] = 9.0  # np.asarray shares host memory, as with torch tensors
+    assert t[0, 0] == 9.0
+
+
+SHAPE_MAKERS = [zeros, ones, rand]
+
+
+@pytest.mark.parametrize("make", SHAPE_MAKERS)
+@pytest.mark.parametrize("shape", [(2.9, 3), (True, 2), (2, False), 3.0, "3", (None,), ((2,),)])
+def test_non_integer_shapes_are_a_type_error(make, shape):
+    """Regression (issue 12 items 10, 13): floats were truncated, bools taken as sizes."""
+    with pytest.raises(TypeError, match=r"int"):
+        make(shape)
+
+
+@pytest.mark.parametrize("make", SHAPE_MAKERS)
+def test_numpy_integer_sizes_are_accepted(make):
+    assert make((np.int64(2), np.int32(3))).shape == (2, 3)
+    assert make(np.int64(4)).shape == (4,)
+    assert make(np.array([2, 1])).shape == (2, 1)
+
+
+@pytest.mark.parametrize("shape", [-5, (-1, 3), (2, -2)])
+def test_negative_sizes_raise_the_same_error_for_ints_and_tuples(shape):
+    """Regression (issue 12 item 13): ``zeros(-5)`` gave numpy's ValueError."""
+    with pytest.raises(IndexingError, match=r"negative size \(-\d\)"):
+        zeros(shape)
+
+
+@pytest.mark.parametrize("shape", [(3.9, 2), (True, 6), (6.0,), ("6",)])
+def test_view_with_non_integer_sizes_is_a_type_error(shape):
+    """Regression (issue 12 item 10): ``view(3.9, 2)`` viewed as (3, 2)."""
+    with pytest.raises(TypeError, match=r"int"):
+        zeros((2, 3)).view(*shape)
+
+
+@pytest.mark.parametrize("shape", [(-2, -3), (-2, 3), (6, -3)])
+def test_view_with_sizes_below_minus_one_says_so(shape):
+    """Regression (issue 12 item 13): the message said (-2, -3) had 6 elements."""
+    with pytest.raises(IndexingError, match=r"non-negative, or -1"):
+        zeros((2, 3)).view(*shape)
+
+
+def test_view_accepts_numpy_integer_sizes():
+    assert zeros((2, 3)).view(np.int64(3), np.int64(2)).shape == (3, 2)
+
+
+@pytest.mark.parametrize("key", [slice(0, 1), (0, slice(None)), Ellipsis, (None, 0)])
+def test_slicing_says_it_is_not_supported(key):
+    """Regression (issue 12 item 13): ``t[0:1]`` said "'slice' object is not iterable"."""
+    t = zeros((2, 3))
+    with pytest.raises(TypeError, match="slicing is not supported"):
+        t[key]
+    with pytest.raises(TypeError, match="slicing is not supported"):
+        t[key] = 1.0
+
+
+@pytest.mark.parametrize("key", [(0.0, 1), ("a", 0), (True, 0)])
+def test_non_integer_index_entries_are_an_indexing_error(key):
+    with pytest.raises(IndexingError, match="ints"):
+        zeros((2, 3))[key]
+
+
+def test_function_apply_without_a_tensor_argument_says_so():
+    """Regression (issue 12 item 13): ``Function.apply`` with no tensor raised IndexError."""
+    from minitorch.tensor import Neg
+
+    with pytest.raises(TypeError, match=r"Neg.apply needs at least one Tensor"):
+        Neg.apply(3.0)
+
+
+@pytest.mark.parametrize(
+    ("array", "kind"),
+    [
+        (np.array([1 + 2j, 3.0]), "complex"),
+        (np.array(["1.0", "2.0"]), "<U"),
+        (np.array([1.0, None], dtype=object), "object"),
+    ],
+)
+def test_from_numpy_rejects_non_real_dtypes(array, kind):
+    """Regression (issue 12 item 12): complex input lost its imaginary part with a warning."""
+    with pytest.raises(TypeError, match=kind):
+        from_numpy(array)
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int32, np.uint8, np.float32, np.float64])
+def test_from_numpy_converts_real_dtypes(dtype):
+    t = from_numpy(np.array([0, 1, 1], dtype=dtype))
+    np.testing.assert_array_equal(t.to_numpy(), [0.0, 1.0, 1.0])

@@ -277,3 +277,45 @@ def test_backward_broadcasts_a_smaller_gradient_to_the_output():
     (x * 1.0).backward(tensor([1.0, 2.0]))
     assert x.grad is not None
     np.testing.assert_array_equal(x.grad.to_numpy(), [[1.0, 2.0], [1.0, 2.0]])
+
+
+def test_writing_into_a_saved_leaf_is_caught_at_backward():
+    """Regression (issue 12 item 8): ``x[0] = 10`` after use gave [20, 6] instead of an error."""
+    x = tensor([2.0, 3.0], requires_grad=True)
+    y = (x * x).sum()
+    x[0] = 10.0
+    with pytest.raises(RuntimeError, match=r"Mul.backward needs was modified in place"):
+        y.backward()
+
+
+def test_writing_into_a_saved_intermediate_is_caught_at_backward():
+    """Regression (issue 12 item 8): the same on an intermediate gave [4, 200]."""
+    x = tensor([2.0, 3.0], requires_grad=True)
+    h = x * 1.0
+    y = (h * h).sum()
+    h[1] = 10.0
+    with pytest.raises(RuntimeError, match=r"modified in place"):
+        y.backward()
+
+
+def test_in_place_writes_through_views_and_zero_bump_the_shared_version():
+    x = tensor([[1.0, 2.0], [3.0, 4.0]])
+    assert x.version == 0
+    x.detach()[0, 0] = 5.0
+    x.permute(1, 0)[0, 1] = 6.0
+    x.view(4)[3] = 7.0
+    assert x.version == 3
+    x.zero_()
+    assert x.version == 4
+    x.exp()  # reading is not a write
+    assert x.version == 4
+
+
+def test_writes_before_use_or_into_unsaved_tensors_are_fine():
+    x = tensor([2.0, 3.0], requires_grad=True)
+    x[0] = 1.0  # before the graph uses it
+    y = (x + x).sum()  # Add saves nothing
+    x[1] = 7.0
+    y.backward()
+    assert x.grad is not None
+    np.testing.assert_array_equal(x.grad.to_numpy(), [2.0, 2.0])

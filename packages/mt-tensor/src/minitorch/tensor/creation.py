@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .tensor import Tensor
-from .tensor_data import TensorData, UserShape, _check_shape, flatten_nested
+from .tensor_data import TensorData, UserShape, check_shape, flatten_nested
 from .tensor_ops import SimpleBackend, TensorBackend
 
 __all__ = [
@@ -27,12 +27,6 @@ __all__ = [
     "tensor",
     "zeros",
 ]
-
-
-def _shape(shape: Any) -> tuple[int, ...]:
-    if isinstance(shape, int):
-        return (shape,)
-    return _check_shape(shape)
 
 
 def _make(
@@ -64,16 +58,26 @@ def tensor(ls: Any, backend: TensorBackend = SimpleBackend, requires_grad: bool 
 def zeros(
     shape: UserShape | int, backend: TensorBackend = SimpleBackend, requires_grad: bool = False
 ) -> Tensor:
-    """Make a tensor of zeros."""
-    s = _shape(shape)
+    """Make a tensor of zeros (``shape`` is an int or a sequence of ints).
+
+    Raises:
+        TypeError: for a size that is not an int (floats and bools are rejected).
+        IndexingError: for a negative size.
+    """
+    s = check_shape(shape)
     return _make(np.zeros(prod(s)), s, backend, requires_grad)
 
 
 def ones(
     shape: UserShape | int, backend: TensorBackend = SimpleBackend, requires_grad: bool = False
 ) -> Tensor:
-    """Make a tensor of ones."""
-    s = _shape(shape)
+    """Make a tensor of ones (``shape`` is an int or a sequence of ints).
+
+    Raises:
+        TypeError: for a size that is not an int (floats and bools are rejected).
+        IndexingError: for a negative size.
+    """
+    s = check_shape(shape)
     return _make(np.ones(prod(s)), s, backend, requires_grad)
 
 
@@ -92,7 +96,7 @@ def rand(
         seed: an int or a ``numpy.random.Generator`` for reproducible values; the global
             random state is never touched.
     """
-    s = _shape(shape)
+    s = check_shape(shape)
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     return _make(rng.random(prod(s)), s, backend, requires_grad)
 
@@ -103,10 +107,18 @@ def from_numpy(
     """Make a tensor from a numpy array.
 
     A C-contiguous float64 array on a host backend is shared, not copied (changes to one show
-    in the other, as with ``torch.from_numpy``); anything else is converted.
+    in the other, as with ``torch.from_numpy``); other real dtypes are converted.
+
+    Raises:
+        TypeError: for a complex, string, object or other non-real dtype.
     """
     arr = np.asarray(array)
     if arr.dtype != np.float64:
+        if arr.dtype.kind not in "biuf":
+            raise TypeError(
+                f"from_numpy takes an array of real numbers (bool, int or float), got dtype "
+                f"{arr.dtype}" + (": take .real or abs() first" if arr.dtype.kind == "c" else "")
+            )
         arr = arr.astype(np.float64)
     shape = arr.shape if arr.ndim else (1,)
     if not arr.flags.c_contiguous:

@@ -61,11 +61,28 @@ class History:
     last_fn: type[Function] | None = None
     ctx: Context | None = None
     inputs: Sequence[Tensor] = field(default_factory=tuple)
+    saved_versions: Sequence[tuple[Tensor, int]] = field(default_factory=tuple)
+
+    def check_saved_versions(self) -> None:
+        """Refuse a backward pass through tensors written in place after they were saved.
+
+        Raises:
+            RuntimeError: naming the function and the tensor's shape and versions.
+        """
+        for t, version in self.saved_versions:
+            now = t.version
+            if now != version:
+                name = self.last_fn.__name__ if self.last_fn is not None else "?"
+                raise RuntimeError(
+                    f"a tensor of shape {t.shape} that {name}.backward needs was modified "
+                    f"in place after it was saved (version {now}, saved at version "
+                    f"{version}); write into a copy instead, or before using it"
+                )
 
 
 def _like(t: Tensor, td: TensorData) -> Tensor:
-    """A constant tensor over ``td`` (a view of ``t``'s storage) on ``t``'s backend."""
-    return t.make(td.storage, td.shape, td.strides, backend=t.backend)
+    """A constant tensor (of ``t``'s class) over ``td``, a view of ``t``'s storage."""
+    return type(t)(td, backend=t.backend)
 
 
 def _const(like: Tensor, value: float) -> Tensor:
@@ -123,7 +140,11 @@ class Function:
         if need_grad:
             with no_grad():
                 out = cls.forward(ctx, *vals)
-            out.history = History(cls, ctx, tensors)
+            saved_tensors = [
+                cast("Tensor", v) for v in ctx.saved_values if isinstance(v, GraphNode)
+            ]
+            saved = [(t, t.version) for t in saved_tensors]
+            out.history = History(cls, ctx, tensors, saved)
         else:
             out = cls.forward(ctx, *vals)
         return out
@@ -432,14 +453,14 @@ class View(Function):
                 f"{a.tensor_data.strides}); call .contiguous() first"
             )
         ctx.save_for_backward(a.shape)
-        return _like(a, TensorData(a.tensor_data.storage, shape))
+        return _like(a, a.tensor_data.view(shape))
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> Tensor:
         """View the gradient back to the input shape."""
         (shape,) = ctx.saved_values
         g = grad_output.contiguous()
-        return _like(g, TensorData(g.tensor_data.storage, shape))
+        return _like(g, g.tensor_data.view(shape))
 
 
 class Copy(Function):

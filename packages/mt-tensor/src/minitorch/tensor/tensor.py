@@ -11,7 +11,7 @@ import builtins
 import numbers
 from collections.abc import Iterable, Sequence
 from math import prod
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
@@ -50,6 +50,7 @@ from .tensor_data import (
     UserShape,
     broadcasts_to,
     check_dim,
+    check_shape,
     shape_broadcast,
 )
 from .tensor_ops import SimpleBackend, TensorBackend
@@ -114,7 +115,7 @@ class Tensor(GraphNode):
 
     def zeros(self, shape: UserShape | None = None) -> Tensor:
         """Return a constant zero tensor on this tensor's backend (default: same shape)."""
-        shape = self.shape if shape is None else tuple(shape)
+        shape = self.shape if shape is None else check_shape(shape)
         size = prod(shape)
         return Tensor(TensorData(self.backend.ops.storage_zeros(size), shape), backend=self.backend)
 
@@ -157,6 +158,11 @@ class Tensor(GraphNode):
         return self._tensor.shape
 
     @property
+    def version(self) -> int:
+        """How many in-place writes this tensor's storage has seen (shared with its views)."""
+        return self._tensor.version.value
+
+    @property
     def size(self) -> int:
         """The number of elements."""
         return self._tensor.size
@@ -180,13 +186,19 @@ class Tensor(GraphNode):
         return self
 
     def detach(self) -> Tensor:
-        """Return a constant tensor sharing this tensor's storage."""
+        """Return a constant tensor sharing this tensor's storage (and version counter)."""
         return Tensor(self._tensor, backend=self.backend)
 
     # ------------------------------------------------------------------ the Variable protocol
     # unique_id, is_leaf, is_constant, parents and requires_grad come from GraphNode.
     def chain_rule(self, d_output: Tensor) -> Iterable[builtins.tuple[Tensor, Tensor]]:
-        """Return ``(input, gradient)`` for each non-constant input, summed to its shape."""
+        """Return ``(input, gradient)`` for each non-constant input, summed to its shape.
+
+        Raises:
+            RuntimeError: if a tensor the function saved was written in place since.
+        """
+        if self.history is not None:
+            self.history.check_saved_versions()
         return [(x, x._reduce_to_shape(g)) for x, g in self._input_derivatives(d_output)]
 
     def accumulate_derivative(self, x: Tensor) -> None:
@@ -375,7 +387,7 @@ class Tensor(GraphNode):
         """
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
-        return View.apply(self, _resolve_shape(tuple(int(s) for s in shape), self.shape))
+        return View.apply(self, _resolve_shape(shape, self.shape))
 
     def contiguous(self) -> Tensor:
         """Return this tensor if contiguous, else a contiguous copy."""
@@ -390,7 +402,7 @@ class Tensor(GraphNode):
     def zero_(self) -> Tensor:
         """Fill with zeros in place (a constant's values only); return self."""
         fresh = self.zeros(self.shape)
-        self.backend.id_map(fresh, self)
+        self.backend.id_map(fresh, self)  # an in-place write: map bumps the version
         return self
 
     # ------------------------------------------------------------------ reading values
@@ -405,12 +417,10 @@ class Tensor(GraphNode):
         return float(self._tensor.storage[self._tensor.index((0,) * self.dims)])
 
     def __getitem__(self, key: int | Sequence[int]) -> float:
-        key = (key,) if isinstance(key, (int, np.integer)) else tuple(key)
-        return self._tensor.get(key)
+        return self._tensor.get(_index_key(key))
 
     def __setitem__(self, key: int | Sequence[int], val: float) -> None:
-        key = (key,) if isinstance(key, (int, np.integer)) else tuple(key)
-        self._tensor.set(key, float(val))
+        self._tensor.set(_index_key(key), float(val))
 
     def to_numpy(self) -> npt.NDArray[np.float64]:
         """Return the values as a numpy array: a view (no copy) for host storage."""
@@ -421,6 +431,22 @@ class Tensor(GraphNode):
         view = TensorData(host, self.shape, self._tensor.strides).to_numpy()
         copy: npt.NDArray[np.float64] = view.copy()  # numpy's stubs type .copy() as Any
         return copy
+
+    def __array__(
+        self, dtype: npt.DTypeLike | None = None, copy: bool | None = None
+    ) -> npt.NDArray[Any]:
+        """The values for ``np.array(t)`` / ``np.asarray(t)`` (numpy's array protocol).
+
+        Host storage is shared unless ``copy=True`` or a ``dtype`` conversion needs a copy;
+        ``copy=False`` raises ValueError when a copy cannot be avoided (device storage).
+        """
+        device = not isinstance(self._tensor.storage, np.ndarray)
+        if copy is False and (device or (dtype is not None and np.dtype(dtype) != np.float64)):
+            raise ValueError("np.array(tensor, copy=False): the values must be copied here")
+        values = self.to_numpy()
+        if dtype is not None:
+            values = values.astype(dtype, copy=False)
+        return values.copy() if copy else values
 
     def __repr__(self) -> str:
         body = self._tensor.to_string(self.to_numpy())
@@ -434,8 +460,41 @@ class Tensor(GraphNode):
         return f"tensor({body}{extra})"
 
 
-def _resolve_shape(shape: tuple[int, ...], old: tuple[int, ...]) -> tuple[int, ...]:
+def _index_key(key: Any) -> tuple[int, ...]:
+    """The index tuple of ``t[key]``: ``t[i]`` or ``t[i, j]`` with one int per dimension.
+
+    Raises:
+        TypeError: for a slice, ``...``, ``None`` or anything that is not an int or a tuple
+            of ints (tensors are indexed element by element; no slicing yet).
+    """
+    entries = key if isinstance(key, (tuple, list)) else (key,)
+    for k in entries:
+        if isinstance(k, slice) or k is Ellipsis or k is None:
+            raise TypeError(
+                f"tensor index {key!r}: slicing is not supported, index one element with an "
+                "int per dimension (t[i, j]); use view/permute to reshape"
+            )
+    return tuple(entries)
+
+
+def _resolve_shape(shape: tuple[Any, ...], old: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape ``view`` asks for, with its one ``-1`` (if any) inferred.
+
+    Raises:
+        TypeError: for a size that is not an int.
+        IndexingError: for a size below -1, two -1s, or a different number of elements.
+    """
+    for s in shape:
+        if not isinstance(s, (int, np.integer)) or isinstance(s, (bool, np.bool_)):
+            raise TypeError(
+                f"view{shape!r}: every size must be an int, got {s!r} ({type(s).__name__})"
+            )
+    shape = tuple(int(s) for s in shape)
     size = prod(old)
+    if any(s < -1 for s in shape):
+        raise IndexingError(
+            f"view{shape}: sizes must be non-negative, or -1 for the one size to infer"
+        )
     if shape.count(-1) > 1:
         raise IndexingError(f"view shape {shape} has more than one -1")
     if -1 in shape:
@@ -443,9 +502,9 @@ def _resolve_shape(shape: tuple[int, ...], old: tuple[int, ...]) -> tuple[int, .
         if rest == 0 or size % rest:
             raise IndexingError(f"cannot view a tensor of shape {old} as {shape}")
         shape = tuple(size // rest if s == -1 else s for s in shape)
-    if any(s < 0 for s in shape) or prod(shape) != size:
+    if prod(shape) != size:
         raise IndexingError(
             f"cannot view a tensor of shape {old} ({size} elements) as {shape} "
             f"({prod(shape)} elements)"
         )
-    return shape
+    return check_shape(shape)

@@ -26,9 +26,11 @@ __all__ = [
     "UserIndex",
     "UserShape",
     "UserStrides",
+    "VersionCounter",
     "broadcast_index",
     "broadcasts_to",
     "check_dim",
+    "check_shape",
     "index_to_position",
     "is_contiguous_layout",
     "shape_broadcast",
@@ -160,16 +162,58 @@ def strides_from_shape(shape: UserShape) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
-def _check_shape(shape: UserShape) -> tuple[int, ...]:
+def _is_int(x: Any) -> bool:
+    """True for a Python or numpy integer that is not a bool."""
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+def check_shape(shape: Any) -> tuple[int, ...]:
+    """Return ``shape`` as a tuple of ints (a single int is a 1-D shape), after checking it.
+
+    The one shape validator: ``zeros ones rand``, ``TensorData`` and ``view`` use it.
+
+    Raises:
+        TypeError: if ``shape`` is not an int or a sequence of ints (floats and bools are
+            not sizes; numpy integers are).
+        IndexingError: for a negative size, or more than ``MAX_DIMS`` dimensions.
+    """
+    if _is_int(shape):
+        shape = (shape,)
     try:
-        out = tuple(int(s) for s in shape)
-    except (TypeError, ValueError):
-        raise IndexingError(f"a shape is a sequence of ints, got {shape!r}") from None
-    if any(s < 0 for s in out) or any(isinstance(s, bool) for s in shape):
-        raise IndexingError(f"shape {out} has a negative size")
+        entries = tuple(shape)
+    except TypeError:
+        raise TypeError(
+            f"a shape is an int or a sequence of ints, got {type(shape).__name__}: {shape!r}"
+        ) from None
+    for s in entries:
+        if not _is_int(s):
+            raise TypeError(
+                f"shape {entries!r}: every size must be an int, got {s!r} ({type(s).__name__})"
+            )
+    out = tuple(int(s) for s in entries)
+    negative = [s for s in out if s < 0]
+    if negative:
+        raise IndexingError(f"shape {out} has a negative size ({negative[0]})")
     if len(out) > MAX_DIMS:
         raise IndexingError(f"shape {out} has {len(out)} dimensions; at most {MAX_DIMS}")
     return out
+
+
+class VersionCounter:
+    """How many in-place writes a storage has seen; shared by every view of it.
+
+    A ``Function`` that saves a tensor for backward records its version, and backward
+    refuses to run if it changed (PyTorch's check for in-place writes).
+    """
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value = 0
+
+    def bump(self) -> None:
+        """Record one in-place write."""
+        self.value += 1
 
 
 class TensorData:
@@ -179,14 +223,22 @@ class TensorData:
         storage: the flat buffer (a numpy float64 array, or a backend's device array).
         shape: the size of each dimension.
         strides: how far to step in storage for each dimension (default: row-major).
+        version: the in-place write counter to share (a view passes its base's); a new one
+            by default.
 
     Raises:
         IndexingError: if shape and strides disagree, or the storage is too small.
     """
 
     def __init__(
-        self, storage: Storage, shape: UserShape, strides: UserStrides | None = None
+        self,
+        storage: Storage,
+        shape: UserShape,
+        strides: UserStrides | None = None,
+        *,
+        version: VersionCounter | None = None,
     ) -> None:
+        self.version = version if version is not None else VersionCounter()
         if isinstance(storage, np.ndarray):
             if storage.dtype != np.float64:
                 storage = storage.astype(np.float64)
@@ -195,7 +247,7 @@ class TensorData:
         elif isinstance(storage, (list, tuple)):
             storage = np.array(storage, dtype=np.float64)
         self._storage = storage
-        shape_t = _check_shape(shape)
+        shape_t = check_shape(shape)
         if strides is None:
             strides_t = strides_from_shape(shape_t)
         else:
@@ -266,8 +318,9 @@ class TensorData:
         return float(self._storage[self._position(key)])
 
     def set(self, key: int | UserIndex, val: float) -> None:
-        """Write the value at an index."""
+        """Write the value at an index (an in-place write: bumps ``version``)."""
         self._storage[self._position(key)] = val
+        self.version.bump()
 
     def indices(self) -> Iterator[builtins.tuple[int, ...]]:
         """Iterate over every index in row-major order."""
@@ -289,15 +342,33 @@ class TensorData:
         """
         if len(order) == 1 and isinstance(order[0], (tuple, list)):
             order = tuple(order[0])
-        if sorted(order) != list(range(self.dims)):
+        valid = all(
+            isinstance(o, (int, np.integer)) and not isinstance(o, (bool, np.bool_)) for o in order
+        )
+        if not valid or sorted(order) != list(range(self.dims)):
             raise IndexingError(
                 f"permute order {tuple(order)} is not a permutation of {tuple(range(self.dims))}"
+                + ("" if valid else ": every entry must be an int")
             )
         return TensorData(
             self._storage,
             tuple(self.shape[o] for o in order),
             tuple(self.strides[o] for o in order),
+            version=self.version,
         )
+
+    def view(self, shape: UserShape) -> TensorData:
+        """Return the same contiguous storage seen with a new shape (same number of elements).
+
+        Raises:
+            IndexingError: if this data is not contiguous or the sizes differ.
+        """
+        if not self.is_contiguous():
+            raise IndexingError(f"cannot view non-contiguous data {self!r}")
+        out = TensorData(self._storage, shape, version=self.version)
+        if out.size != self.size:
+            raise IndexingError(f"cannot view data of shape {self.shape} as {out.shape}")
+        return out
 
     def to_numpy(self) -> npt.NDArray[np.float64]:
         """Return a numpy view (no copy) of host storage with this shape and strides."""

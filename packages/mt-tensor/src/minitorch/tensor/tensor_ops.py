@@ -173,11 +173,13 @@ class TensorOps:
         def apply(a: Tensor, out: Tensor | None = None) -> Tensor:
             if out is None:
                 out = _output(a, a.shape)
-            elif a.shape != out.shape and not broadcasts_to(a.shape, out.shape):
-                raise IndexingError(
-                    f"map: input of shape {a.shape} does not broadcast to the output's "
-                    f"shape {out.shape}"
-                )
+            else:
+                if a.shape != out.shape and not broadcasts_to(a.shape, out.shape):
+                    raise IndexingError(
+                        f"map: input of shape {a.shape} does not broadcast to the output's "
+                        f"shape {out.shape}"
+                    )
+                out.tensor_data.version.bump()  # an in-place write into the caller's tensor
             kernel(*out.tuple(), *a.tuple())
             return out
 

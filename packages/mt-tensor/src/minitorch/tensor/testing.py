@@ -19,6 +19,7 @@ the package root does not import it.
 from __future__ import annotations
 
 import operator
+import re
 from collections.abc import Callable, Sequence
 from math import prod
 from typing import Any, ClassVar
@@ -33,13 +34,14 @@ from minitorch.operators import MathTestVariable
 
 from .creation import from_numpy, grad_check
 from .tensor import Tensor
-from .tensor_data import IndexingError
+from .tensor_data import IndexingError, broadcasts_to
 from .tensor_ops import SimpleBackend, SimpleOps, TensorBackend
 
 __all__ = [
     "BackendSuite",
     "assert_close",
     "broadcastable_shapes",
+    "non_broadcastable_shapes",
     "shaped_pairs",
     "shapes",
     "small_floats",
@@ -77,6 +79,23 @@ def broadcastable_shapes(
     a, b = part(), part()
     assume(a != b)
     return a, b
+
+
+@st.composite
+def non_broadcastable_shapes(
+    draw: st.DrawFn, max_dims: int = 4, max_size: int = 4
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Two shapes that do *not* broadcast, e.g. ``(2, 3)`` and ``(4, 1, 2)``.
+
+    Aligned on the right, one dimension has two different sizes, both above 1.
+    """
+    max_size = max(max_size, 3)
+    a = list(draw(shapes(max_dims, max_size)))
+    b = list(draw(shapes(max_dims, max_size)))
+    i = draw(st.integers(1, min(len(a), len(b))), label="clashing dim from the right")
+    x, y = draw(st.lists(st.integers(2, max_size), min_size=2, max_size=2, unique=True))
+    a[-i], b[-i] = x, y
+    return tuple(a), tuple(b)
 
 
 def _array(values: Sequence[float], shape: Sequence[int]) -> Array:
@@ -238,6 +257,8 @@ class BackendSuite:
         grad_max_dims, grad_max_size: bounds for gradient checks (each costs many calls).
         max_examples: at most this many hypothesis examples per test (slow backends such as
             the CUDA simulator); None keeps the active hypothesis profile's number.
+        error_max_examples: at most this many examples per error-contract test
+            (``test_error_*``): they check messages, so a few dozen bad inputs suffice.
     """
 
     backend: ClassVar[TensorBackend]
@@ -246,6 +267,7 @@ class BackendSuite:
     grad_max_dims: ClassVar[int] = 3
     grad_max_size: ClassVar[int] = 3
     max_examples: ClassVar[int | None] = None
+    error_max_examples: ClassVar[int] = 20
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Give each subclass its own copy of every property test.
@@ -262,8 +284,12 @@ class BackendSuite:
                 continue
             # Every property test of the suite takes exactly one strategy, ``data``.
             copy = given(data=st.data())(inner)
+            limit = settings().max_examples
             if cls.max_examples is not None:
-                limit = min(cls.max_examples, settings().max_examples)
+                limit = min(cls.max_examples, limit)
+            if name.startswith("test_error_"):
+                limit = min(cls.error_max_examples, limit)
+            if limit != settings().max_examples:
                 copy = settings(max_examples=limit)(copy)
             copy.pytestmark = list(getattr(test, "pytestmark", []))  # type: ignore[attr-defined]
             setattr(cls, name, copy)
@@ -655,6 +681,229 @@ class BackendSuite:
         moved = b.to(self.backend)
         assert moved.backend == self.backend
         assert_close(a + moved, np.full((2, 2), 2.0))
+
+    # ------------------------------------------------------------------ the error contract
+    # Bad inputs drawn by hypothesis: each must raise the documented exception with a
+    # message naming the problem, before any kernel runs, and leave its inputs unchanged.
+
+    @pytest.mark.task2_2
+    @given(data=st.data())
+    def test_error_shapes_that_do_not_broadcast(self, data: st.DataObject) -> None:
+        """Elementwise ops on shapes that do not broadcast raise IndexingError naming both."""
+        shape_a, shape_b = data.draw(
+            non_broadcastable_shapes(self.max_dims, self.max_size), label="shapes"
+        )
+        a = self.draw_tensor(data, shape_a, label="a")
+        b = self.draw_tensor(data, shape_b, label="b")
+        before = a.to_numpy().copy()
+        ops: list[Callable[[Tensor, Tensor], Any]] = [
+            operator.add,
+            operator.sub,
+            operator.mul,
+            operator.truediv,
+            operator.lt,
+            operator.gt,
+            operator.eq,
+            self.backend.add_zip,
+            self.backend.mul_zip,
+        ]
+        for op in ops:
+            with pytest.raises(IndexingError) as err:
+                op(a, b)
+            assert str(shape_a) in str(err.value), err.value
+            assert str(shape_b) in str(err.value), err.value
+        np.testing.assert_array_equal(a.to_numpy(), before)
+
+    @pytest.mark.task2_1
+    @given(data=st.data())
+    def test_error_bad_indices(self, data: st.DataObject) -> None:
+        """Wrong-length or out-of-range indices raise IndexingError naming the shape."""
+        t = self.draw_tensor(data, label="t")
+        shape = t.shape
+        if data.draw(st.booleans(), label="wrong length"):
+            n = data.draw(st.integers(0, len(shape) + 2).filter(lambda k: k != len(shape)))
+            index = tuple(data.draw(st.lists(st.integers(0, 1), min_size=n, max_size=n)))
+        else:
+            d = data.draw(st.integers(0, len(shape) - 1), label="bad dim")
+            bad = data.draw(
+                st.one_of(
+                    st.integers(shape[d], shape[d] + 3), st.integers(-shape[d] - 3, -shape[d] - 1)
+                ),
+                label="bad entry",
+            )
+            index = tuple(bad if i == d else 0 for i in range(len(shape)))
+        before = t.to_numpy().copy()
+        with pytest.raises(IndexingError, match=re.escape(str(shape))):
+            t[index]
+        with pytest.raises(IndexingError, match=re.escape(str(shape))):
+            t[index] = 1.0
+        np.testing.assert_array_equal(t.to_numpy(), before)
+        assert t.version == 0
+
+    @pytest.mark.task2_3
+    @given(data=st.data())
+    def test_error_invalid_dims(self, data: st.DataObject) -> None:
+        """A dim out of range or not an int raises IndexingError mentioning the dim."""
+        t = self.draw_tensor(data, label="t")
+        d = t.dims
+        dim: Any = data.draw(
+            st.one_of(
+                st.integers(d, d + 3),
+                st.integers(-d - 3, -d - 1),
+                st.sampled_from([0.0, 1.5, "0", True, (0,)]),
+            ),
+            label="dim",
+        )
+        calls: list[Callable[[], Any]] = [
+            lambda: t.sum(dim),
+            lambda: t.mean(dim),
+            lambda: t.all(dim),
+            lambda: self.backend.add_reduce(t, dim),
+            lambda: self.backend.max_reduce(t, dim),
+        ]
+        for call in calls:
+            with pytest.raises(IndexingError, match="dim"):
+                call()
+
+    @pytest.mark.task2_1
+    @given(data=st.data())
+    def test_error_invalid_permute_orders(self, data: st.DataObject) -> None:
+        """An order that is not a permutation of the dims raises IndexingError naming it."""
+        t = self.draw_tensor(data, label="t")
+        d = t.dims
+        order: tuple[Any, ...] = tuple(
+            data.draw(
+                st.one_of(
+                    st.lists(st.integers(-1, d + 1), min_size=0, max_size=d + 2),
+                    st.permutations(range(d + 1)),
+                    st.lists(st.sampled_from([None, 0.0, "0"]), min_size=d, max_size=d),
+                ).filter(
+                    lambda o: (
+                        list(o) != list(range(d))
+                        and sorted(map(str, o)) != [str(i) for i in range(d)]
+                    )
+                ),
+                label="order",
+            )
+        )
+        with pytest.raises(IndexingError, match="not a permutation"):
+            t.permute(*order)
+
+    @pytest.mark.task2_1
+    @given(data=st.data())
+    def test_error_view_to_a_wrong_size(self, data: st.DataObject) -> None:
+        """``view`` to another size: IndexingError naming both shapes.
+
+        ``view`` of a non-contiguous tensor raises RuntimeError.
+        """
+        t = self.draw_tensor(data, permuted=False, label="t")
+        new = tuple(data.draw(shapes(self.max_dims, self.max_size + 1), label="new shape"))
+        assume(prod(new) != t.size)
+        with pytest.raises(IndexingError) as err:
+            t.view(*new)
+        assert str(t.shape) in str(err.value), err.value
+        assert str(new) in str(err.value), err.value
+        p = self.draw_tensor(data, permuted=True, label="permuted")
+        if not p.is_contiguous():
+            with pytest.raises(RuntimeError, match="contiguous"):
+                p.view(p.size)
+
+    @pytest.mark.task2_3
+    @given(data=st.data())
+    def test_error_matmul_shape_mismatch(self, data: st.DataObject) -> None:
+        """``@`` with different inner dims or clashing batches: IndexingError naming both."""
+        m, n, k, p = (self.draw_size(data, s) for s in "mnkp")
+        k = k if k != n else n + 1
+        batch = tuple(data.draw(shapes(2, self.max_size, min_dims=0), label="batch"))
+        cases = [((m, n), (k, p)), ((*batch, m, n), (k, p)), ((m, n), (*batch, k, p))]
+        b1, b2 = data.draw(
+            st.lists(st.integers(2, 4), min_size=2, max_size=2, unique=True), label="batches"
+        )
+        cases.append(((b1, m, n), (b2, n, p)))
+        for shape_a, shape_b in cases:
+            a = self.draw_tensor(data, shape_a, label="a")
+            b = self.draw_tensor(data, shape_b, label="b")
+            for op in (operator.matmul, self.backend.matrix_multiply):
+                with pytest.raises(IndexingError) as err:
+                    op(a, b)
+                assert str(shape_a) in str(err.value), err.value
+                assert str(shape_b) in str(err.value), err.value
+
+    @pytest.mark.task2_3
+    @given(data=st.data())
+    def test_error_wrong_dtypes(self, data: st.DataObject) -> None:
+        """Non-numeric operands, complex or text arrays, non-int sizes: TypeError.
+
+        The message names what was given.
+        """
+        t = self.draw_tensor(data, label="t")
+        other = data.draw(
+            st.sampled_from(["a", None, 1j, [1.0], np.array([1.0 + 1j])]), label="operand"
+        )
+        ops: list[Callable[[Any, Any], Any]] = [
+            operator.add,
+            operator.sub,
+            operator.mul,
+            operator.truediv,
+            operator.matmul,
+        ]
+        for op in ops:
+            with pytest.raises(TypeError):
+                op(t, other)
+        bad = data.draw(
+            st.sampled_from(
+                [np.array([1.0 + 2j]), np.array(["1.0"]), np.array([None], dtype=object)]
+            ),
+            label="array",
+        )
+        with pytest.raises(TypeError, match="dtype"):
+            from_numpy(bad, backend=self.backend)
+        size: Any = data.draw(st.sampled_from([2.5, True, "2", None]), label="size")
+        with pytest.raises(TypeError, match="int"):
+            t.zeros((size, 2))
+        with pytest.raises(TypeError, match="int"):
+            t.view(size)
+
+    @pytest.mark.task2_4
+    @given(data=st.data())
+    def test_error_backward_gradient_of_the_wrong_shape(self, data: st.DataObject) -> None:
+        """``backward(g)`` with ``g`` not broadcasting *to* the output: IndexingError.
+
+        The message names both shapes, and no gradient is accumulated.
+        """
+        x = self.draw_tensor(data, grad=True, permuted=False, label="x").requires_grad_()
+        y = x * 2.0
+        extra = data.draw(st.integers(2, 3), label="extra leading size")
+        if data.draw(st.booleans(), label="larger"):
+            g_shape = (extra, *y.shape)
+        else:
+            g_shape = data.draw(
+                non_broadcastable_shapes(self.grad_max_dims, self.grad_max_size), label="pair"
+            )[0]
+            assume(not broadcasts_to(g_shape, y.shape))
+        g = self.draw_tensor(data, g_shape, label="g")
+        with pytest.raises(IndexingError) as err:
+            y.backward(g)
+        assert str(g_shape) in str(err.value), err.value
+        assert str(y.shape) in str(err.value), err.value
+        assert x.grad is None
+
+    @pytest.mark.task2_3
+    @given(data=st.data())
+    def test_error_map_into_an_output_it_does_not_broadcast_to(self, data: st.DataObject) -> None:
+        """``map(fn)(a, out)`` needs ``a`` to broadcast to ``out``: else IndexingError.
+
+        The message names both shapes, and ``out`` is left as it was.
+        """
+        out = self.draw_tensor(data, permuted=False, label="out")
+        extra = data.draw(st.integers(2, 3), label="extra leading size")
+        a = self.draw_tensor(data, (extra, *out.shape), label="a")
+        before = out.to_numpy().copy()
+        with pytest.raises(IndexingError) as err:
+            self.backend.neg_map(a, out)
+        assert str(a.shape) in str(err.value), err.value
+        assert str(out.shape) in str(err.value), err.value
+        np.testing.assert_array_equal(out.to_numpy(), before)
 
     # ------------------------------------------------------------------ backends by what they are
     @pytest.mark.task2_3
