@@ -53,7 +53,11 @@ from .tensor_ops import (
     TensorOps,
     available_backends,
     backend,
+    default_backend,
+    get_default_backend,
     matmul_shape,
+    resolve_backend,
+    set_default_backend,
 )
 
 __all__ = [
@@ -92,8 +96,10 @@ __all__ = [
     "backend",
     "broadcast_index",
     "check_dim",
+    "default_backend",
     "check_shape",
     "from_numpy",
+    "get_default_backend",
     "grad_central_difference",
     "grad_check",
     "index_to_position",
@@ -102,6 +108,8 @@ __all__ = [
     "no_grad",
     "ones",
     "rand",
+    "resolve_backend",
+    "set_default_backend",
     "shape_broadcast",
     "strides_from_shape",
     "tensor",

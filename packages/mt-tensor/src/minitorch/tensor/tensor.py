@@ -53,7 +53,7 @@ from .tensor_data import (
     check_shape,
     shape_broadcast,
 )
-from .tensor_ops import SimpleBackend, TensorBackend
+from .tensor_ops import SimpleBackend, TensorBackend, get_default_backend, resolve_backend
 
 __all__ = ["History", "Tensor", "TensorLike"]
 
@@ -84,14 +84,13 @@ class Tensor(GraphNode):
     ) -> None:
         self._tensor = v
         self.history = back
-        self.backend = backend if backend is not None else SimpleBackend
+        self.backend = backend if backend is not None else get_default_backend()
         self.grad: Tensor | None = None
         self.name = name
-        if not self.backend.ops.is_storage(v.storage):
-            if isinstance(v.storage, np.ndarray):
-                # Host data for a device backend: copy it over (shape and strides kept).
-                storage = self.backend.ops.storage_from_numpy(v.storage)
-                self._tensor = v = TensorData(storage, v.shape, v.strides)
+        if not self.backend.ops.is_storage(v.storage) and isinstance(v.storage, np.ndarray):
+            # Host data for a device backend: copy it over (shape and strides kept).
+            storage = self.backend.ops.storage_from_numpy(v.storage)
+            self._tensor = v = TensorData(storage, v.shape, v.strides)
         if not self.backend.ops.is_storage(v.storage):
             raise TypeError(
                 f"storage of type {type(v.storage).__name__} does not belong to backend "
@@ -107,7 +106,7 @@ class Tensor(GraphNode):
         backend: TensorBackend | None = None,
     ) -> Tensor:
         """Make a constant tensor from a storage buffer (or a flat list), shape and strides."""
-        backend = backend if backend is not None else SimpleBackend
+        backend = backend if backend is not None else get_default_backend()
         if isinstance(storage, (list, tuple)):
             storage = backend.ops.storage_from_numpy(np.asarray(storage, dtype=np.float64))
         # Host storage for a device backend is copied to the device by the constructor.
@@ -135,11 +134,13 @@ class Tensor(GraphNode):
             return Tensor.make([float(b)], (1,), backend=self.backend)
         raise TypeError(f"cannot combine a Tensor with {type(b).__name__}")
 
-    def to(self, backend: TensorBackend) -> Tensor:
+    def to(self, backend: TensorBackend | str) -> Tensor:
         """Return a copy of this tensor's values on ``backend`` (self if already there).
 
-        The copy is a constant: history does not cross backends.
+        ``backend`` is a TensorBackend or a registered name (``"fast"``, ``"cuda"``). The
+        copy is a constant: history does not cross backends.
         """
+        backend = resolve_backend(backend)
         if backend == self.backend:
             return self
         host = np.ascontiguousarray(self.to_numpy()).reshape(-1)
