@@ -309,7 +309,7 @@ class Sqrt(Function):
 
 def _reduce_all(a: Tensor, fn_reduce: Callable[[Tensor, int], Tensor]) -> Tensor:
     """Reduce every dimension with a backend reduction, giving shape ``(1,)``."""
-    flat = a.contiguous().view(a.size) if a.dims != 1 else a
+    flat = a.contiguous().view(a.numel()) if a.dims != 1 else a
     return fn_reduce(flat, 0)
 
 
@@ -339,7 +339,7 @@ class Mean(Function):
     @staticmethod
     def forward(ctx: Context, a: Tensor, dim: int | None) -> Tensor:
         """Mean."""
-        n = a.size if dim is None else a.shape[dim]
+        n = a.numel() if dim is None else a.shape[dim]
         ctx.save_for_backward(a.shape, n)
         total = (
             _reduce_all(a, a.backend.add_reduce) if dim is None else a.backend.add_reduce(a, dim)
@@ -538,8 +538,8 @@ def power(a: Tensor, p: float) -> Tensor:
     """``a ** p`` elementwise for a number ``p``, from the backend primitives (no history).
 
     An integer ``p`` multiplies (square and multiply, then ``1 / x`` for ``p < 0``), so a
-    negative base works; another ``p`` is ``exp(p * log(a))``: NaN for a negative base, as
-    in PyTorch.
+    negative base works; ``p = ±0.5`` takes the square root; another ``p`` is
+    ``exp(p * log(a))``: NaN for a negative base, as in PyTorch.
     """
     f = a.backend
     if float(p).is_integer():
@@ -553,6 +553,9 @@ def power(a: Tensor, p: float) -> Tensor:
             if n:
                 base = f.mul_zip(base, base)
         return f.inv_map(result) if p < 0 else result
+    if abs(p) == 0.5:  # exact, as the square root is
+        root = f.sqrt_map(a)
+        return f.inv_map(root) if p < 0 else root
     return f.exp_map(f.mul_zip(f.log_map(a), _const(a, float(p))))
 
 

@@ -271,7 +271,7 @@ class Tensor(GraphNode):
         shape_broadcast(self.shape, grad.shape)  # raises if they are unrelated
         extra = grad.dims - self.dims
         if extra < 0:
-            if grad.size != self.size:
+            if grad.numel() != self.numel():
                 raise RuntimeError(f"gradient of shape {grad.shape} does not fit {self.shape}")
             return grad.contiguous().view(*self.shape)
         out = grad
@@ -279,7 +279,7 @@ class Tensor(GraphNode):
             own = self.shape[dim - extra] if dim >= extra else 1
             if own == 1 and grad.shape[dim] != 1:
                 out = self.backend.add_reduce(out, dim)
-        if out.size != self.size:
+        if out.numel() != self.numel():
             raise RuntimeError(f"gradient of shape {grad.shape} does not fit {self.shape}")
         return out.contiguous().view(*self.shape) if out.shape != self.shape else out
 
@@ -302,7 +302,7 @@ class Tensor(GraphNode):
                 "inputs with requires_grad=True"
             )
         if grad_output is None:
-            if self.size != 1:
+            if self.numel() != 1:
                 raise RuntimeError(
                     f"backward() on a tensor of shape {self.shape} needs a gradient argument;"
                     " gradients can be created implicitly only for one-element outputs"
@@ -369,7 +369,7 @@ class Tensor(GraphNode):
     __hash__ = object.__hash__
 
     def __bool__(self) -> bool:
-        if self.size != 1:
+        if self.numel() != 1:
             raise RuntimeError(
                 f"the truth value of a tensor of shape {self.shape} is ambiguous; use .all()"
             )
@@ -518,7 +518,7 @@ class Tensor(GraphNode):
         Raises:
             RuntimeError: if the tensor has more than one element.
         """
-        if self.size != 1:
+        if self.numel() != 1:
             raise RuntimeError(f"item() needs a one-element tensor, got shape {self.shape}")
         return float(self._tensor.storage[self._tensor.index((0,) * self.dims)])
 
