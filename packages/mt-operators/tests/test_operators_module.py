@@ -248,10 +248,13 @@ def test_parameter_detaches_a_computed_value_so_it_becomes_a_leaf() -> None:
     """Issue 13 item 4: ``Parameter(rand(3) * 2 - 1)`` used to stay a non-leaf."""
     computed = _Value(leaf=False)
     p = Parameter(computed)
-    assert p.value is not computed and p.value.detached
-    assert p.value.wants_grad and p.value.is_leaf()
+    assert p.value is not computed
+    assert p.value.detached
+    assert p.value.wants_grad
+    assert p.value.is_leaf()
     already = _Value(leaf=True)
     assert Parameter(already).value is already
     p.update(_Value(leaf=False))
-    assert p.value.detached and p.value.is_leaf()
+    assert p.value.detached
+    assert p.value.is_leaf()
     assert Parameter(1.5).value == 1.5
