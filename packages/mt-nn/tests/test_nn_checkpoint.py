@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -81,3 +88,190 @@ def test_corrupt_and_missing_files(tmp_path) -> None:
         nn.load_checkpoint(Small(0), tmp_path / "nope.npz")
     with pytest.raises(ValueError, match=r"\.npz"):
         nn.save_checkpoint(Small(0), tmp_path / "model.bin")
+
+
+# ------------------------------------------------------------ issue 12, item 3: bad files
+
+
+def rewrite(path, **changes) -> None:
+    """Rewrite the checkpoint at ``path`` with some entries replaced (raw numpy arrays)."""
+    with np.load(path, allow_pickle=False) as data:
+        arrays = {k: data[k] for k in data.files}
+    arrays.update(changes)
+    arrays = {k: v for k, v in arrays.items() if v is not None}
+    with open(path, "wb") as f:
+        np.savez(f, **arrays)
+
+
+def assert_unchanged(model: Module, before: dict[str, np.ndarray]) -> None:
+    after = values(model)
+    assert after.keys() == before.keys()
+    for name, value in before.items():
+        np.testing.assert_array_equal(after[name], value)
+
+
+@pytest.mark.parametrize(
+    ("change", "match"),
+    [
+        ({"__metadata__": np.array("{not json")}, "metadata"),
+        ({"__metadata__": np.array("[1, 2]")}, "metadata"),
+        ({"__metadata__": np.arange(3)}, "metadata"),
+        ({"__metadata__": None}, "no __metadata__ entry"),
+        ({"head.weight": np.full((3, 4), "x")}, r"head\.weight.*str"),
+        ({"head.weight": np.ones((3, 4)) + 1j}, r"head\.weight.*complex"),
+        ({"head.weight": np.ones((3, 4), dtype=bool)}, r"head\.weight.*bool"),
+    ],
+    ids=["non-json", "not-a-dict", "not-a-string", "no-metadata", "string", "complex", "bool"],
+)
+def test_bad_entries_raise_and_change_nothing(tmp_path, change, match) -> None:
+    """Regression (issue 12 item 3): every entry is checked before any parameter is set."""
+    path = nn.save_checkpoint(Small(0), tmp_path / "model.npz", epoch=1)
+    rewrite(path, **change)
+    model = Small(1)
+    before = values(model)
+    with pytest.raises(nn.CheckpointError, match=match):
+        nn.load_checkpoint(model, path)
+    assert_unchanged(model, before)
+
+
+def test_integer_parameters_load_as_float(tmp_path) -> None:
+    path = nn.save_checkpoint(Small(0), tmp_path / "model.npz")
+    rewrite(path, **{"head.bias": np.arange(4, dtype=np.int32)})
+    model = Small(1)
+    nn.load_checkpoint(model, path)
+    np.testing.assert_array_equal(values(model)["head.bias"], [0.0, 1.0, 2.0, 3.0])
+
+
+def test_a_plain_npz_of_other_arrays_does_not_match(tmp_path) -> None:
+    path = tmp_path / "other.npz"
+    np.savez(path, weight=np.zeros((2, 2)))
+    with pytest.raises(nn.CheckpointError, match=r"does not match Small: missing parameters"):
+        nn.load_checkpoint(Small(1), path)
+
+
+def test_npy_renamed_npz(tmp_path) -> None:
+    """Regression (issue 12 item 3): a ``.npy`` file named ``.npz`` gave a TypeError."""
+    path = tmp_path / "model.npz"
+    with open(path, "wb") as f:
+        np.save(f, np.ones((3, 4)))
+    model = Small(1)
+    before = values(model)
+    with pytest.raises(nn.CheckpointError, match="not a readable"):
+        nn.load_checkpoint(model, path)
+    assert_unchanged(model, before)
+
+
+def test_every_single_flipped_byte_is_caught_or_harmless(tmp_path) -> None:
+    """Regression (issue 12 item 3): flipped bytes gave NotImplementedError and others.
+
+    Each byte of a small checkpoint is flipped in turn: the load either raises
+    ``CheckpointError`` with the model unchanged, or (a byte the format does not check,
+    such as a timestamp) loads exactly the saved values.
+    """
+    source = Small(0, hidden=2)
+    path = nn.save_checkpoint(source, tmp_path / "model.npz", epoch=1)
+    saved = values(source)
+    raw = path.read_bytes()
+    model = Small(1, hidden=2)
+    before = values(model)
+    loaded = 0
+    for offset in range(len(raw)):
+        damaged = bytearray(raw)
+        damaged[offset] ^= 0xFF
+        path.write_bytes(bytes(damaged))
+        try:
+            meta = nn.load_checkpoint(model, path)
+        except nn.CheckpointError:
+            assert_unchanged(model, before)
+            continue
+        loaded += 1
+        assert meta == {"epoch": 1}
+        assert_unchanged(model, saved)
+        model = Small(1, hidden=2)
+    assert loaded < len(raw) // 4
+
+
+# ------------------------------------------------- issue 12, item 3: stale temporary files
+
+KILLED_SAVE = """
+import sys, time
+import numpy as np
+import minitorch.nn as nn
+
+def slow_savez(f, **arrays):
+    f.write(b"PK partial")
+    f.flush()
+    print("writing", flush=True)
+    time.sleep(600)
+
+np.savez = slow_savez
+nn.save_checkpoint(nn.Linear(3, 4), sys.argv[1])
+"""
+
+
+def age(path: Path, seconds: float) -> None:
+    then = time.time() - seconds
+    os.utime(path, (then, then))
+
+
+def temporaries(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.endswith(".tmp"))
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL (POSIX)")
+def test_a_save_killed_mid_write_is_cleaned_up_by_the_next_save(tmp_path) -> None:
+    """Regression (issue 12 item 3): a killed save left a stray temporary file forever."""
+    path = tmp_path / "model.npz"
+    writer = subprocess.Popen(
+        [sys.executable, "-c", KILLED_SAVE, str(path)], stdout=subprocess.PIPE, text=True
+    )
+    assert writer.stdout is not None
+    assert writer.stdout.readline() == "writing\n"
+    writer.send_signal(signal.SIGKILL)
+    writer.wait()
+    (stray,) = temporaries(tmp_path)
+    assert stray.startswith(f".model.npz.{writer.pid}.")
+    assert not path.exists()
+    nn.save_checkpoint(Small(0), path)  # less than a minute old: might still be in use
+    assert temporaries(tmp_path) == [stray]
+    age(tmp_path / stray, 120)
+    nn.save_checkpoint(Small(0), path)
+    assert temporaries(tmp_path) == []
+    assert nn.load_checkpoint(Small(1), path) == {}
+
+
+def test_stale_temporaries_rule(tmp_path) -> None:
+    """Only this checkpoint's temporaries whose writer is gone (or a day old) are removed."""
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    names = {
+        "dead_old": f".model.npz.{dead.pid}.abc123.tmp",
+        "dead_fresh": f".model.npz.{dead.pid}.def456.tmp",
+        "alive_old": f".model.npz.{os.getpid()}.ghi789.tmp",
+        "alive_ancient": f".model.npz.{os.getpid()}.jkl012.tmp",
+        "other_checkpoint": f".other.npz.{dead.pid}.abc123.tmp",
+        "not_ours": "model.npz.tmp",
+    }
+    for key, name in names.items():
+        (tmp_path / name).write_bytes(b"x")
+        if key != "dead_fresh":
+            age(tmp_path / name, 2 * 24 * 3600 if key == "alive_ancient" else 120)
+    nn.save_checkpoint(Small(0), tmp_path / "model.npz")
+    left = {p.name for p in tmp_path.iterdir()}
+    assert names["dead_old"] not in left
+    assert names["alive_ancient"] not in left
+    for key in ("dead_fresh", "alive_old", "other_checkpoint", "not_ours"):
+        assert names[key] in left
+
+
+def test_stale_temporaries_of_a_name_with_glob_characters(tmp_path) -> None:
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stray = tmp_path / f".m[1]*.npz.{dead.pid}.abc.tmp"
+    other = tmp_path / f".m1x.npz.{dead.pid}.abc.tmp"  # would match an unescaped [1]*
+    for path in (stray, other):
+        path.write_bytes(b"x")
+        age(path, 120)
+    nn.save_checkpoint(Small(0), tmp_path / "m[1]*.npz")
+    assert not stray.exists()
+    assert other.exists()

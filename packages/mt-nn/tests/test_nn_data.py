@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import gzip
 import struct
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import minitorch.nn as nn
 from minitorch.nn.data import read_idx
@@ -73,6 +76,7 @@ def test_mnist_missing_file_says_which_and_how_to_get_it(tmp_path) -> None:
     assert str(tmp_path) in message
     assert "Download" in message
     assert "MINITORCH_DATA" in message
+    assert f"minitorch.nn.MNIST.download({str(tmp_path)!r})" in message
     assert isinstance(info.value, FileNotFoundError)
 
 
@@ -208,3 +212,114 @@ def test_glove_corrupt(tmp_path) -> None:
 def test_glove_missing(tmp_path) -> None:
     with pytest.raises(nn.MissingDataError, match=r"glove\.6B\.50d\.txt.*glove\.6B\.zip"):
         nn.GloVe.load(tmp_path)
+
+
+# ------------------------------------------------- issue 12, item 4: corrupt gzip streams
+
+
+def xor_bytes(path: Path, start: int = 40, stop: int = 44) -> None:
+    data = bytearray(path.read_bytes())
+    for k in range(start, stop):
+        data[k] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+def test_mnist_corrupt_gzip_names_the_file_and_what_to_do(tmp_path) -> None:
+    """Regression (issue 12 item 4): XOR-ed bytes in a .gz gave a raw zlib.error."""
+    make_mnist(tmp_path, n_train=200)
+    path = tmp_path / "mnist" / "train-images-idx3-ubyte.gz"
+    xor_bytes(path)
+    with pytest.raises(nn.CorruptDataError) as info:
+        nn.MNIST.load(tmp_path, "train")
+    message = str(info.value)
+    assert str(path) in message
+    assert "delete" in message
+    assert "download" in message
+
+
+def test_glove_corrupt_gzip_names_the_file_and_what_to_do(tmp_path) -> None:
+    """Regression (issue 12 item 4): the same for the GloVe reader."""
+    path = write_glove(tmp_path, [glove_line(f"w{k}", k / 7) for k in range(300)])
+    xor_bytes(path)
+    with pytest.raises(nn.CorruptDataError) as info:
+        nn.GloVe.load(tmp_path)
+    assert str(path) in str(info.value)
+    assert "delete" in str(info.value)
+
+
+def load_error(load: Callable[[], object]) -> nn.DatasetError | None:
+    """The DatasetError ``load()`` raises, or None; any other exception propagates."""
+    try:
+        load()
+    except nn.DatasetError as e:
+        return e
+    return None
+
+
+@settings(max_examples=60, deadline=None)
+@given(offset=st.integers(0, 10_000), mask=st.integers(1, 255))
+def test_any_damaged_byte_gives_a_dataset_error(tmp_path_factory, offset, mask) -> None:
+    """A byte changed anywhere in the gzipped files: a clean load or a CorruptDataError."""
+    root = tmp_path_factory.mktemp("mnist")
+    make_mnist(root, n_train=20)
+    path = root / "mnist" / "train-images-idx3-ubyte.gz"
+    glove = write_glove(root, [glove_line(f"w{k}", k / 7) for k in range(20)])
+    for damaged, load in (
+        (path, lambda: nn.MNIST.load(root, "train")),
+        (glove, lambda: nn.GloVe.load(root)),
+    ):
+        data = bytearray(damaged.read_bytes())
+        data[offset % len(data)] ^= mask
+        damaged.write_bytes(bytes(data))
+        error = load_error(load)
+        if error is not None:
+            assert isinstance(error, nn.CorruptDataError)
+            assert str(damaged) in str(error)
+
+
+# ----------------------------------------------- issue 12, item 12: empty or garbage data
+
+
+def test_mnist_split_with_no_images(tmp_path) -> None:
+    """Regression (issue 12 item 12): a valid 0-image split loaded (then nan% accuracy)."""
+    make_mnist(tmp_path, n_test=0)
+    with pytest.raises(nn.CorruptDataError, match="no images"):
+        nn.MNIST.load(tmp_path, "test")
+
+
+def test_sst2_header_only(tmp_path) -> None:
+    """Regression (issue 12 item 12): a header-only SST-2 file loaded as 0 sentences."""
+    write_sst2(tmp_path, "train", [])
+    with pytest.raises(nn.CorruptDataError, match="no sentences"):
+        nn.SST2.load(tmp_path, "train")
+
+
+@pytest.mark.parametrize("bad", ["nan", "inf", "-inf", "NaN", "1e999"])
+def test_glove_non_finite_values(tmp_path, bad) -> None:
+    """Regression (issue 12 item 12): nan/inf GloVe values were accepted."""
+    line = glove_line("film", 0.2).split(" ")
+    line[7] = bad
+    write_glove(tmp_path, [glove_line("the", 0.1), " ".join(line)])
+    with pytest.raises(nn.CorruptDataError, match=r"line 2: .*'film'.*not finite"):
+        nn.GloVe.load(tmp_path)
+
+
+# ------------------------------------------------ issue 12, item 14: SST-2 line splitting
+
+
+@pytest.mark.parametrize("odd", ["\x0c", "\u2028", "\x1c", "\x85", "\v"])
+def test_sst2_rows_split_on_newline_only(tmp_path, odd) -> None:
+    """Regression (issue 12 item 14): splitlines() broke rows holding \\x0c or U+2028."""
+    write_sst2(tmp_path, "dev", [f"a fine{odd}film .\t1", "dull\t0"])
+    data = nn.SST2.load(tmp_path, "dev")
+    assert data.labels.tolist() == [1, 0]
+    assert data.sentences[1] == ["dull"]
+
+
+def test_sst2_windows_line_endings(tmp_path) -> None:
+    path = tmp_path / "sst2" / "dev.tsv"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"sentence\tlabel\r\na fine film . \t1\r\ndull\t0\r\n")
+    data = nn.SST2.load(tmp_path, "dev")
+    assert data.sentences == [["a", "fine", "film", "."], ["dull"]]
+    assert data.labels.tolist() == [1, 0]

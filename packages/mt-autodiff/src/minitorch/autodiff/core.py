@@ -45,11 +45,13 @@ def central_difference(
         raise IndexError(
             f"central_difference: arg={arg!r} is not an argument index for {len(vals)} value(s)"
         )
+    # BEGIN SOLUTION task1_1
     up = list(vals)
     down = list(vals)
     up[arg] = up[arg] + epsilon
     down[arg] = down[arg] - epsilon
     return float((f(*up) - f(*down)) / (2.0 * epsilon))
+    # END SOLUTION
 
 
 @runtime_checkable
@@ -187,6 +189,7 @@ def topological_sort(variable: Variable) -> list[Variable]:
     Every variable comes before all of its parents, so derivatives can flow in list order.
     The walk is an iterative depth-first search.
     """
+    # BEGIN SOLUTION task1_4
     if variable.is_constant():
         return []
     order: list[Variable] = []
@@ -208,6 +211,7 @@ def topological_sort(variable: Variable) -> list[Variable]:
                     stack.append((parent, False))
     order.reverse()
     return order
+    # END SOLUTION
 
 
 def backpropagate(variable: Variable, deriv: Any) -> None:
@@ -216,6 +220,7 @@ def backpropagate(variable: Variable, deriv: Any) -> None:
     Leaves receive their derivative through ``accumulate_derivative`` (so it adds to
     what they already hold); intermediate derivatives live only in a local dict.
     """
+    # BEGIN SOLUTION task1_4
     derivatives: dict[int, Any] = {variable.unique_id: deriv}
     for var in topological_sort(variable):
         d = derivatives.pop(var.unique_id, None)
@@ -232,3 +237,4 @@ def backpropagate(variable: Variable, deriv: Any) -> None:
                 derivatives[key] = derivatives[key] + d_parent
             else:
                 derivatives[key] = d_parent
+    # END SOLUTION

@@ -134,7 +134,9 @@ class Scalar(GraphNode):
     # The Variable protocol: unique_id, is_leaf, is_constant, parents come from GraphNode.
     def chain_rule(self, d_output: float) -> Iterable[tuple[Scalar, float]]:
         """Return ``(input, d_input)`` for the non-constant inputs of this Scalar's function."""
+        # BEGIN SOLUTION task1_3
         return [(x, float(d)) for x, d in self._input_derivatives(d_output)]
+        # END SOLUTION
 
     def accumulate_derivative(self, x: float) -> None:
         """Add ``x`` to the derivative of this leaf."""
@@ -170,31 +172,41 @@ class Scalar(GraphNode):
 
     # Arithmetic.
     def __add__(self, b: ScalarLike) -> Scalar:
+        # BEGIN SOLUTION task1_2
         return Add.apply(self, b)
+        # END SOLUTION
 
     def __radd__(self, b: ScalarLike) -> Scalar:
         return Add.apply(b, self)
 
     def __sub__(self, b: ScalarLike) -> Scalar:
+        # BEGIN SOLUTION task1_2
         return Add.apply(self, Neg.apply(b))
+        # END SOLUTION
 
     def __rsub__(self, b: ScalarLike) -> Scalar:
         return Add.apply(b, Neg.apply(self))
 
     def __mul__(self, b: ScalarLike) -> Scalar:
+        # BEGIN SOLUTION task1_2
         return Mul.apply(self, b)
+        # END SOLUTION
 
     def __rmul__(self, b: ScalarLike) -> Scalar:
         return Mul.apply(b, self)
 
     def __truediv__(self, b: ScalarLike) -> Scalar:
+        # BEGIN SOLUTION task1_2
         return Mul.apply(self, Inv.apply(b))
+        # END SOLUTION
 
     def __rtruediv__(self, b: ScalarLike) -> Scalar:
         return Mul.apply(b, Inv.apply(self))
 
     def __neg__(self) -> Scalar:
+        # BEGIN SOLUTION task1_2
         return Neg.apply(self)
+        # END SOLUTION
 
     def __pow__(self, b: ScalarLike) -> Scalar:
         return Pow.apply(self, b)
@@ -203,10 +215,14 @@ class Scalar(GraphNode):
         return Pow.apply(b, self)
 
     def __lt__(self, b: ScalarLike) -> Scalar:
+        # BEGIN SOLUTION task1_2
         return LT.apply(self, b)
+        # END SOLUTION
 
     def __gt__(self, b: ScalarLike) -> Scalar:
+        # BEGIN SOLUTION task1_2
         return LT.apply(b, self)
+        # END SOLUTION
 
     def __eq__(self, b: object) -> Scalar:  # type: ignore[override]
         if not isinstance(b, (Scalar, numbers.Real)):
@@ -224,19 +240,27 @@ class Scalar(GraphNode):
 
     def log(self) -> Scalar:
         """Natural log (``-inf`` at 0, NaN below)."""
+        # BEGIN SOLUTION task1_2
         return Log.apply(self)
+        # END SOLUTION
 
     def exp(self) -> Scalar:
         """Exponential."""
+        # BEGIN SOLUTION task1_2
         return Exp.apply(self)
+        # END SOLUTION
 
     def sigmoid(self) -> Scalar:
         """Logistic sigmoid."""
+        # BEGIN SOLUTION task1_2
         return Sigmoid.apply(self)
+        # END SOLUTION
 
     def relu(self) -> Scalar:
         """Rectified linear unit."""
+        # BEGIN SOLUTION task1_2
         return ReLU.apply(self)
+        # END SOLUTION
 
     def __repr__(self) -> str:
         return f"Scalar({self.data})"
@@ -248,12 +272,16 @@ class Add(ScalarFunction):
     @staticmethod
     def forward(ctx: Context, a: float, b: float) -> float:  # type: ignore[override]
         """Add."""
+        # BEGIN SOLUTION task1_2
         return operators.add(a, b)
+        # END SOLUTION
 
     @staticmethod
     def backward(ctx: Context, d_output: float) -> tuple[float, float]:
         """Both derivatives are 1."""
+        # BEGIN SOLUTION task1_3
         return d_output, d_output
+        # END SOLUTION
 
 
 class Mul(ScalarFunction):
@@ -262,14 +290,18 @@ class Mul(ScalarFunction):
     @staticmethod
     def forward(ctx: Context, a: float, b: float) -> float:  # type: ignore[override]
         """Multiply."""
+        # BEGIN SOLUTION task1_2
         ctx.save_for_backward(a, b)
         return operators.mul(a, b)
+        # END SOLUTION
 
     @staticmethod
     def backward(ctx: Context, d_output: float) -> tuple[float, float]:
         """``d/dx = y``, ``d/dy = x``."""
+        # BEGIN SOLUTION task1_3
         a, b = ctx.saved_values
         return operators.mul(b, d_output), operators.mul(a, d_output)
+        # END SOLUTION
 
 
 class Inv(ScalarFunction):
@@ -278,14 +310,18 @@ class Inv(ScalarFunction):
     @staticmethod
     def forward(ctx: Context, a: float) -> float:  # type: ignore[override]
         """Invert."""
+        # BEGIN SOLUTION task1_2
         ctx.save_for_backward(a)
         return operators.inv(a)
+        # END SOLUTION
 
     @staticmethod
     def backward(ctx: Context, d_output: float) -> float:
         """``-d / x**2``."""
+        # BEGIN SOLUTION task1_3
         (a,) = ctx.saved_values
         return operators.inv_back(a, d_output)
+        # END SOLUTION
 
 
 class Neg(ScalarFunction):
@@ -294,12 +330,16 @@ class Neg(ScalarFunction):
     @staticmethod
     def forward(ctx: Context, a: float) -> float:  # type: ignore[override]
         """Negate."""
+        # BEGIN SOLUTION task1_2
         return operators.neg(a)
+        # END SOLUTION
 
     @staticmethod
     def backward(ctx: Context, d_output: float) -> float:
         """``-d``."""
+        # BEGIN SOLUTION task1_3
         return operators.neg(d_output)
+        # END SOLUTION
 
 
 class Sigmoid(ScalarFunction):
@@ -308,16 +348,20 @@ class Sigmoid(ScalarFunction):
     @staticmethod
     def forward(ctx: Context, a: float) -> float:  # type: ignore[override]
         """Sigmoid."""
+        # BEGIN SOLUTION task1_2
         s = operators.sigmoid(a)
         ctx.save_for_backward(s)
         return s
+        # END SOLUTION
 
     @staticmethod
     def backward(ctx: Context, d_output: float) -> float:
         """``d * s * (1 - s)`` from the saved output ``s``."""
+        # BEGIN SOLUTION task1_3
         s: float
         (s,) = ctx.saved_values
         return d_output * s * (1.0 - s)
+        # END SOLUTION
 
 
 class ReLU(ScalarFunction):
@@ -326,14 +370,18 @@ class ReLU(ScalarFunction):
     @staticmethod
     def forward(ctx: Context, a: float) -> float:  # type: ignore[override]
         """ReLU."""
+        # BEGIN SOLUTION task1_2
         ctx.save_for_backward(a)
         return operators.relu(a)
+        # END SOLUTION
 
     @staticmethod
     def backward(ctx: Context, d_output: float) -> float:
         """``d`` where ``x > 0``, else 0."""
+        # BEGIN SOLUTION task1_3
         (a,) = ctx.saved_values
         return operators.relu_back(a, d_output)
+        # END SOLUTION
 
 
 def _pow(a: float, b: float) -> float:
@@ -376,14 +424,18 @@ class Log(ScalarFunction):
     @staticmethod
     def forward(ctx: Context, a: float) -> float:  # type: ignore[override]
         """Log."""
+        # BEGIN SOLUTION task1_2
         ctx.save_for_backward(a)
         return operators.log(a)
+        # END SOLUTION
 
     @staticmethod
     def backward(ctx: Context, d_output: float) -> float:
         """``d / x``."""
+        # BEGIN SOLUTION task1_3
         (a,) = ctx.saved_values
         return operators.log_back(a, d_output)
+        # END SOLUTION
 
 
 class Exp(ScalarFunction):
@@ -392,15 +444,19 @@ class Exp(ScalarFunction):
     @staticmethod
     def forward(ctx: Context, a: float) -> float:  # type: ignore[override]
         """Exp."""
+        # BEGIN SOLUTION task1_2
         out = operators.exp(a)
         ctx.save_for_backward(out)
         return out
+        # END SOLUTION
 
     @staticmethod
     def backward(ctx: Context, d_output: float) -> float:
         """``d * e^x`` from the saved output."""
+        # BEGIN SOLUTION task1_3
         (out,) = ctx.saved_values
         return operators.mul(out, d_output)
+        # END SOLUTION
 
 
 class LT(ScalarFunction):
@@ -409,12 +465,16 @@ class LT(ScalarFunction):
     @staticmethod
     def forward(ctx: Context, a: float, b: float) -> float:  # type: ignore[override]
         """Less than."""
+        # BEGIN SOLUTION task1_2
         return operators.lt(a, b)
+        # END SOLUTION
 
     @staticmethod
     def backward(ctx: Context, d_output: float) -> tuple[float, float]:
         """Zero: a comparison is piecewise constant."""
+        # BEGIN SOLUTION task1_3
         return 0.0, 0.0
+        # END SOLUTION
 
 
 class EQ(ScalarFunction):
@@ -423,12 +483,16 @@ class EQ(ScalarFunction):
     @staticmethod
     def forward(ctx: Context, a: float, b: float) -> float:  # type: ignore[override]
         """Equal."""
+        # BEGIN SOLUTION task1_2
         return operators.eq(a, b)
+        # END SOLUTION
 
     @staticmethod
     def backward(ctx: Context, d_output: float) -> tuple[float, float]:
         """Zero: a comparison is piecewise constant."""
+        # BEGIN SOLUTION task1_3
         return 0.0, 0.0
+        # END SOLUTION
 
 
 def derivative_check(

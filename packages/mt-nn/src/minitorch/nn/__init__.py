@@ -8,7 +8,16 @@ everything else is built from the backend primitives, so it runs on any backend.
 from .__about__ import __version__
 from .checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from .conv import Conv1dFun, Conv2dFun, conv1d, conv2d
-from .data import MNIST, SST2, CorruptDataError, DatasetError, GloVe, MissingDataError
+from .data import (
+    MNIST,
+    SST2,
+    CorruptDataError,
+    DatasetError,
+    DownloadError,
+    GloVe,
+    MissingDataError,
+)
+from .download import MIRROR_ENV
 from .functions import (
     argmax,
     avgpool2d,
@@ -32,8 +41,10 @@ __all__ = [
     "Conv2dFun",
     "CorruptDataError",
     "DatasetError",
+    "DownloadError",
     "GloVe",
     "Linear",
+    "MIRROR_ENV",
     "MissingDataError",
     "__version__",
     "argmax",

@@ -2,21 +2,33 @@
 
 ``save_checkpoint`` writes to a temporary file in the same folder, flushes it to disk and
 renames it over the target in one step (``os.replace``), so an interrupted save leaves
-either the old checkpoint or the new one, never a broken file. ``load_checkpoint`` checks
-that the file holds exactly the model's parameters, with their shapes, before it changes
-anything.
+either the old checkpoint or the new one, never a broken file.
+
+A save that is killed (SIGKILL, power loss) cannot remove its temporary file. Those files
+are named ``.<checkpoint name>.<pid>.<random>.tmp``, and each save of a checkpoint removes
+the stale ones of that checkpoint: a temporary file is stale when the process that wrote
+it (the pid in its name) is no longer running and the file has not been written to for a
+minute (the minute protects a writer on another machine sharing the folder, whose pid
+means nothing here), or when it has not been written to for a day, whatever its pid.
+
+``load_checkpoint`` reads and checks everything (the file, the metadata, every parameter's
+name, shape and dtype) before it changes anything, so a bad file leaves the model as it was.
 """
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import tempfile
+import time
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from minitorch.operators import Module
 from minitorch.tensor import Tensor, from_numpy
@@ -24,6 +36,10 @@ from minitorch.tensor import Tensor, from_numpy
 __all__ = ["CheckpointError", "load_checkpoint", "save_checkpoint"]
 
 _META = "__metadata__"
+_STALE_DEAD = 60.0
+"""Seconds without a write after which a dead writer's temporary file is removed."""
+_STALE_ANY = 24 * 3600.0
+"""Seconds without a write after which any temporary file of the checkpoint is removed."""
 
 
 class CheckpointError(ValueError):
@@ -37,6 +53,34 @@ def _tensors(model: Module) -> dict[str, Tensor]:
             raise TypeError(f"parameter {name} holds a {type(p.value).__name__}, not a Tensor")
         out[name] = p.value
     return out
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` exists on this machine (True when that cannot be told)."""
+    if os.name != "posix":
+        return True  # os.kill(pid, 0) would terminate the process on Windows
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True  # exists but belongs to another user, or not a pid at all
+    return True
+
+
+def _remove_stale_temporaries(target: Path) -> None:
+    """Remove the temporary files of earlier saves of ``target`` that were killed."""
+    prefix = f".{target.name}."
+    now = time.time()
+    for path in target.parent.glob(f"{glob.escape(prefix)}*.tmp"):
+        pid_text = path.name[len(prefix) :].split(".", 1)[0]
+        try:
+            idle = now - path.stat().st_mtime
+        except OSError:
+            continue  # already gone (its writer renamed it)
+        dead = pid_text.isdigit() and not _running(int(pid_text))
+        if (dead and idle > _STALE_DEAD) or idle > _STALE_ANY:
+            path.unlink(missing_ok=True)
 
 
 def save_checkpoint(model: Module, path: str | os.PathLike[str], **metadata: Any) -> Path:
@@ -58,7 +102,10 @@ def save_checkpoint(model: Module, path: str | os.PathLike[str], **metadata: Any
         raise ValueError(f"a parameter may not be named {_META}")
     arrays[_META] = np.array(json.dumps(metadata))
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    _remove_stale_temporaries(target)
+    fd, tmp = tempfile.mkstemp(
+        prefix=f".{target.name}.{os.getpid()}.", suffix=".tmp", dir=target.parent
+    )
     try:
         with os.fdopen(fd, "wb") as f:
             np.savez(f, **arrays)  # type: ignore[arg-type]
@@ -71,25 +118,87 @@ def save_checkpoint(model: Module, path: str | os.PathLike[str], **metadata: Any
     return target
 
 
+# What reading a damaged .npz can raise: zipfile's and numpy's own errors, and the ones
+# they let through for damaged headers (an unsupported zip version or compression method,
+# a bad deflate stream, a header numpy cannot parse, a shape too large to allocate).
+_READ_ERRORS = (
+    OSError,
+    EOFError,
+    ValueError,
+    KeyError,
+    TypeError,
+    SyntaxError,
+    NotImplementedError,
+    MemoryError,
+    OverflowError,
+    zipfile.BadZipFile,
+    zlib.error,
+)
+
+
+def _read(source: Path) -> dict[str, npt.NDArray[Any]]:
+    """Every array in the ``.npz`` file ``source``, read and CRC-checked."""
+    if not zipfile.is_zipfile(source):
+        raise CheckpointError(
+            f"{source} is not a readable .npz checkpoint (not a zip archive: a .npy file "
+            "or another format renamed?)"
+        )
+    try:
+        with np.load(source, allow_pickle=False) as data:
+            return {k: data[k] for k in data.files}
+    except _READ_ERRORS as e:
+        raise CheckpointError(
+            f"{source} is not a readable .npz checkpoint ({type(e).__name__}: {e}); it is "
+            "damaged: save it again or use another copy"
+        ) from e
+
+
+def _metadata(source: Path, raw: npt.NDArray[Any] | None) -> dict[str, Any]:
+    if raw is None:
+        raise CheckpointError(
+            f"checkpoint {source} has no {_META} entry: it was not written by "
+            "save_checkpoint, or it is damaged"
+        )
+    problem = None
+    if raw.shape != () or raw.dtype.kind != "U":
+        problem = f"a {raw.dtype} array of shape {raw.shape}, not a string"
+    else:
+        try:
+            meta = json.loads(str(raw))
+        except ValueError as e:
+            problem = f"not JSON ({e})"
+        else:
+            if isinstance(meta, dict):
+                return meta
+            problem = f"JSON {type(meta).__name__}, not an object"
+    raise CheckpointError(f"checkpoint {source}: its metadata is {problem}")
+
+
+def _dtype_problem(name: str, array: npt.NDArray[Any]) -> str | None:
+    kind = array.dtype.kind
+    if kind in "iuf":
+        return None
+    what = {"c": "complex", "b": "bool", "U": "str", "S": "bytes"}.get(kind, str(array.dtype))
+    return f"{name} holds {what} values ({array.dtype}), not real numbers"
+
+
 def load_checkpoint(model: Module, path: str | os.PathLike[str]) -> dict[str, Any]:
     """Load parameters saved by ``save_checkpoint`` into ``model``; return the metadata.
 
-    Each parameter gets a new tensor on the backend of its current value.
+    Each parameter gets a new tensor on the backend of its current value. Integer arrays
+    are converted to float64; any other dtype (complex, bool, strings) is refused.
 
     Raises:
         FileNotFoundError: if ``path`` does not exist.
-        CheckpointError: if the file is not a checkpoint, or its parameter names or shapes
-            differ from the model's (the message lists the differences); the model is then
-            left unchanged.
+        CheckpointError: if the file is not a readable checkpoint (not a zip archive,
+            damaged, metadata that is not a JSON object), or its parameter names, shapes
+            or dtypes differ from the model's (the message lists the differences); the
+            model is then left unchanged.
     """
     source = Path(path)
     if not source.is_file():
         raise FileNotFoundError(f"checkpoint {source} does not exist")
-    try:
-        with np.load(source, allow_pickle=False) as data:
-            arrays = {k: data[k] for k in data.files}
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as e:
-        raise CheckpointError(f"{source} is not a readable .npz checkpoint ({e})") from e
+    arrays = _read(source)
     meta_raw = arrays.pop(_META, None)
     tensors = _tensors(model)
     problems = []
@@ -105,10 +214,19 @@ def load_checkpoint(model: Module, path: str | os.PathLike[str]) -> dict[str, An
                 f"{name} has shape {tuple(arrays[name].shape)} in the file but "
                 f"{tensors[name].shape} in the model"
             )
+        dtype_problem = _dtype_problem(name, arrays[name])
+        if dtype_problem:
+            problems.append(dtype_problem)
     if problems:
         raise CheckpointError(
             f"checkpoint {source} does not match {type(model).__name__}: " + "; ".join(problems)
         )
+    metadata = _metadata(source, meta_raw)
+    # Every check passed: build every new tensor, then assign them all.
+    new = {
+        name: from_numpy(arrays[name].astype(np.float64), backend=t.backend)
+        for name, t in tensors.items()
+    }
     for name, p in model.named_parameters():
-        p.update(from_numpy(arrays[name].astype(np.float64), backend=p.value.backend))
-    return json.loads(str(meta_raw)) if meta_raw is not None else {}
+        p.update(new[name])
+    return metadata

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,12 +27,16 @@ from typing import IO, ClassVar, cast
 import numpy as np
 import numpy.typing as npt
 
+from ._errors import CorruptDataError, DatasetError, DownloadError, MissingDataError
+from .download import Remote, extract, fetch, sources
+
 __all__ = [
     "DATA_ENV",
     "MNIST",
     "SST2",
     "CorruptDataError",
     "DatasetError",
+    "DownloadError",
     "GloVe",
     "MissingDataError",
     "data_dir",
@@ -41,10 +46,11 @@ __all__ = [
 DATA_ENV = "MINITORCH_DATA"
 """Environment variable naming the default data folder."""
 
-MNIST_HOME = (
-    "the MNIST database (http://yann.lecun.com/exdb/mnist/, or a mirror such as "
-    "https://ossci-datasets.s3.amazonaws.com/mnist/)"
+_MNIST_HOMES = (
+    "https://ossci-datasets.s3.amazonaws.com/mnist/",
+    "https://storage.googleapis.com/cvdf-datasets/mnist/",
 )
+MNIST_HOME = "the MNIST database (a mirror such as https://ossci-datasets.s3.amazonaws.com/mnist/)"
 SST2_HOME = "GLUE's SST-2.zip (https://dl.fbaipublicfiles.com/glue/data/SST-2.zip)"
 GLOVE_HOME = "Stanford NLP's glove.6B.zip (https://nlp.stanford.edu/data/glove.6B.zip)"
 
@@ -58,18 +64,6 @@ _IDX_TYPES: dict[int, str] = {
 }
 
 
-class DatasetError(Exception):
-    """A dataset file could not be used."""
-
-
-class MissingDataError(DatasetError, FileNotFoundError):
-    """A dataset file is not where it was looked for."""
-
-
-class CorruptDataError(DatasetError, ValueError):
-    """A dataset file exists but its contents are not what the format says."""
-
-
 def data_dir(path: str | os.PathLike[str] | None = None) -> Path:
     """Return ``path``, else ``$MINITORCH_DATA``, else ``./data``."""
     if path is not None:
@@ -77,15 +71,15 @@ def data_dir(path: str | os.PathLike[str] | None = None) -> Path:
     return Path(os.environ.get(DATA_ENV) or "data")
 
 
-def _find(folder: Path, candidates: Sequence[str], what: str, home: str) -> Path:
+def _find(folder: Path, candidates: Sequence[str], what: str, home: str, reader: str) -> Path:
     for name in candidates:
         if (folder / name).is_file():
             return folder / name
     looked = ", ".join(str(folder / c) for c in candidates)
     raise MissingDataError(
         f"{what}: file not found (looked for {looked}). Download it from {home} into "
-        f"{(folder / candidates[0]).parent}, or point --data-dir / ${DATA_ENV} at a folder "
-        "that has it."
+        f"{(folder / candidates[0]).parent} (minitorch.nn.{reader}.download({str(folder)!r}) "
+        f"does that), or point --data-dir / ${DATA_ENV} at a folder that has it."
     )
 
 
@@ -95,12 +89,24 @@ def _open(path: Path) -> IO[bytes]:
     return open(path, "rb")
 
 
+# What reading a damaged file can raise: gzip's BadGzipFile (an OSError) for a bad header
+# or CRC, EOFError for a truncated stream, zlib.error for a damaged deflate stream.
+_READ_ERRORS = (OSError, EOFError, zlib.error)
+
+
+def _unreadable(path: Path, error: Exception) -> CorruptDataError:
+    return CorruptDataError(
+        f"{path}: cannot be read ({type(error).__name__}: {error}); the file is damaged or "
+        "incomplete: delete it and download it again"
+    )
+
+
 def _read_bytes(path: Path) -> bytes:
     try:
         with _open(path) as f:
             return f.read()
-    except (OSError, EOFError, gzip.BadGzipFile) as e:
-        raise CorruptDataError(f"{path}: cannot be read ({e}); download it again") from e
+    except _READ_ERRORS as e:
+        raise _unreadable(path, e) from e
 
 
 # ------------------------------------------------------------------------------------ IDX
@@ -166,8 +172,78 @@ class MNIST:
         "test": ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"),
     }
 
+    # The original gzipped files (SHA-256 and size as published for the standard MNIST
+    # distribution), and the SHA-256 of their gunzipped content, also accepted.
+    REMOTES: ClassVar[tuple[Remote, ...]] = tuple(
+        Remote(
+            f"{stem}.gz",
+            tuple(f"{home}{stem}.gz" for home in _MNIST_HOMES),
+            sha256,
+            size,
+            content,
+        )
+        for stem, sha256, size, content in (
+            (
+                "train-images-idx3-ubyte",
+                "440fcabf73cc546fa21475e81ea370265605f56be210a4024d2ca8f203523609",
+                9_912_422,
+                "ba891046e6505d7aadcbbe25680a0738ad16aec93bde7f9b65e87a2fc25776db",
+            ),
+            (
+                "train-labels-idx1-ubyte",
+                "3552534a0a558bbed6aed32b30c495cca23d567ec52cac8be1a0730e8010255c",
+                28_881,
+                "65a50cbbf4e906d70832878ad85ccda5333a97f0f4c3dd2ef09a8a9eef7101c5",
+            ),
+            (
+                "t10k-images-idx3-ubyte",
+                "8d422c7b0a1c1c79245a5bcf07fe86e33eeafee792b84584aec276f5a2dbc4e6",
+                1_648_877,
+                "0fa7898d509279e482958e8ce81c8e77db3f2f8254e26661ceb7762c4d494ce7",
+            ),
+            (
+                "t10k-labels-idx1-ubyte",
+                "f7ae60f92e00ec6debd23a6088c31dbd2371eca3ffa0defaefb259924204aec6",
+                4_542,
+                "ff7bcfd416de33731a308c3f266cc351222c34898ecbeaf847f06e48f7ec33f2",
+            ),
+        )
+    )
+
     def __len__(self) -> int:
         return len(self.labels)
+
+    @classmethod
+    def download(
+        cls,
+        directory: str | os.PathLike[str] | None = None,
+        *,
+        mirror: str | None = None,
+        progress: bool = True,
+    ) -> Path:
+        """Fetch the four MNIST files into ``directory/mnist/`` (11 MB); return ``directory``.
+
+        Files already there that match their SHA-256 are kept. See ``minitorch.nn.download``
+        for what is guaranteed (verified, atomic, resumable).
+
+        Args:
+            directory: the data folder (default ``$MINITORCH_DATA``, else ``./data``).
+            mirror: base URL serving ``<mirror>/mnist/<file>`` (default
+                ``$MINITORCH_MIRROR``, else the public mirrors).
+            progress: show a progress bar (or one line per file) on stderr.
+
+        Raises:
+            DownloadError: if a file cannot be fetched or does not match its checksum.
+        """
+        root = data_dir(directory)
+        for remote in cls.REMOTES:
+            fetch(
+                sources(remote, "mnist", mirror),
+                root / "mnist" / remote.name,
+                remote,
+                progress=progress,
+            )
+        return root
 
     @classmethod
     def load(cls, folder: str | os.PathLike[str] | None = None, split: str = "train") -> MNIST:
@@ -185,7 +261,7 @@ class MNIST:
         paths = []
         for stem in cls.FILES[split]:
             names = [f"mnist/{stem}.gz", f"mnist/{stem}", f"{stem}.gz", stem]
-            paths.append(_find(root, names, f"MNIST {split} {stem}", MNIST_HOME))
+            paths.append(_find(root, names, f"MNIST {split} {stem}", MNIST_HOME, "MNIST"))
         images = read_idx(paths[0], magic=2051)
         labels = read_idx(paths[1], magic=2049)
         if images.ndim != 3 or images.shape[1:] != (28, 28):
@@ -194,6 +270,11 @@ class MNIST:
             raise CorruptDataError(
                 f"{paths[0]} holds {len(images)} images but {paths[1]} holds {len(labels)} "
                 "labels; the files are from different downloads or damaged"
+            )
+        if len(images) == 0:
+            raise CorruptDataError(
+                f"{paths[0]}: a valid IDX file that holds no images; an MNIST split has "
+                "thousands: delete the files and download them again"
             )
         if labels.size and labels.max() > 9:
             raise CorruptDataError(f"{paths[1]}: label {int(labels.max())} is not a digit")
@@ -213,8 +294,54 @@ class SST2:
     sentences: list[list[str]]
     labels: npt.NDArray[np.int64]
 
+    # GLUE's SST-2.zip (SHA-256 and size as published for it).
+    REMOTE: ClassVar[Remote] = Remote(
+        "SST-2.zip",
+        ("https://dl.fbaipublicfiles.com/glue/data/SST-2.zip",),
+        "d67e16fb55739c1b32cdce9877596db1c127dc322d93c082281f64057c16deaa",
+        7_439_277,
+    )
+
     def __len__(self) -> int:
         return len(self.labels)
+
+    @classmethod
+    def download(
+        cls,
+        directory: str | os.PathLike[str] | None = None,
+        *,
+        mirror: str | None = None,
+        progress: bool = True,
+    ) -> Path:
+        """Fetch GLUE's SST-2.zip (7 MB), unpack ``train.tsv``, ``dev.tsv`` into ``sst2/``.
+
+        Nothing is fetched if both files are already there; the archive is deleted once
+        unpacked. Returns ``directory``, ready for ``SST2.load``.
+
+        Args:
+            directory: the data folder (default ``$MINITORCH_DATA``, else ``./data``).
+            mirror: base URL serving ``<mirror>/sst2/SST-2.zip`` (default
+                ``$MINITORCH_MIRROR``, else GLUE's home).
+            progress: show a progress bar (or one line per file) on stderr.
+
+        Raises:
+            DownloadError: if the archive cannot be fetched, does not match its checksum
+                or is damaged.
+        """
+        root = data_dir(directory)
+        folder = root / "sst2"
+        wanted = {f"SST-2/{split}.tsv": folder / f"{split}.tsv" for split in ("train", "dev")}
+        if all(dest.is_file() for dest in wanted.values()):
+            return root
+        archive = fetch(
+            sources(cls.REMOTE, "sst2", mirror),
+            folder / cls.REMOTE.name,
+            cls.REMOTE,
+            progress=progress,
+        )
+        extract(archive, wanted)
+        archive.unlink()
+        return root
 
     @classmethod
     def read(cls, path: str | os.PathLike[str]) -> SST2:
@@ -231,10 +358,14 @@ class SST2:
         try:
             text = _read_bytes(p).decode("utf-8")
         except UnicodeDecodeError as e:
-            raise CorruptDataError(f"{p}: not UTF-8 text ({e})") from e
-        lines = text.splitlines()
-        if not lines or lines[0].split("\t") != ["sentence", "label"]:
-            first = lines[0][:60] if lines else "(empty file)"
+            raise CorruptDataError(
+                f"{p}: not UTF-8 text ({e}); delete it and download it again"
+            ) from e
+        # Rows end in "\n" (or "\r\n"); str.splitlines() would also split a sentence at
+        # \x0c, \x1c-\x1e, \x85, U+2028 or U+2029, which are valid inside a row.
+        lines = [line.removesuffix("\r") for line in text.removeprefix("\ufeff").split("\n")]
+        if lines[0].split("\t") != ["sentence", "label"]:
+            first = lines[0][:60] or "(empty file)"
             raise CorruptDataError(f"{p}: header is {first!r}, expected 'sentence<TAB>label'")
         sentences, labels = [], []
         for number, line in enumerate(lines[1:], start=2):
@@ -247,6 +378,10 @@ class SST2:
                 )
             sentences.append(parts[0].split())
             labels.append(int(parts[1]))
+        if not sentences:
+            raise CorruptDataError(
+                f"{p}: a header and no sentences; delete it and download it again"
+            )
         return cls(sentences, np.array(labels, dtype=np.int64))
 
     @classmethod
@@ -261,7 +396,7 @@ class SST2:
             raise ValueError(f"SST-2 split must be 'train' or 'dev', got {split!r}")
         root = data_dir(folder)
         names = [f"sst2/{split}.tsv", f"SST-2/{split}.tsv", f"{split}.tsv"]
-        return cls.read(_find(root, names, f"SST-2 {split}", SST2_HOME))
+        return cls.read(_find(root, names, f"SST-2 {split}", SST2_HOME, "SST2"))
 
 
 # ---------------------------------------------------------------------------------- GloVe
@@ -273,6 +408,62 @@ class GloVe:
 
     index: dict[str, int]
     vectors: npt.NDArray[np.float64]
+
+    # Stanford NLP's glove.6B.zip (SHA-256 and size as published for it): 400,000 words
+    # in 50, 100, 200 and 300 dimensions, one text file each.
+    REMOTE: ClassVar[Remote] = Remote(
+        "glove.6B.zip",
+        ("https://nlp.stanford.edu/data/glove.6B.zip",),
+        "617afb2fe6cbd085c235baf7a465b96f4112bd7f7ccb2b2cbd649fed9cbcf2fb",
+        862_182_613,
+    )
+    DIMS: ClassVar[tuple[int, ...]] = (50, 100, 200, 300)
+
+    @classmethod
+    def download(
+        cls,
+        directory: str | os.PathLike[str] | None = None,
+        *,
+        dim: int = 50,
+        mirror: str | None = None,
+        progress: bool = True,
+    ) -> Path:
+        """Fetch glove.6B.zip (822 MB), unpack ``glove.6B.{dim}d.txt`` into ``glove/``.
+
+        Nothing is fetched if the text file is already there. The archive is deleted once
+        unpacked (fetch it again for another ``dim``); an interrupted transfer resumes
+        where it stopped on the next call. The 50-d file is 171 MB of text for 400,000
+        words: ``GloVe.load(..., vocab=words)`` keeps only the words you need.
+        Returns ``directory``, ready for ``GloVe.load``.
+
+        Args:
+            directory: the data folder (default ``$MINITORCH_DATA``, else ``./data``).
+            dim: 50, 100, 200 or 300.
+            mirror: base URL serving ``<mirror>/glove/glove.6B.zip`` (default
+                ``$MINITORCH_MIRROR``, else Stanford NLP's home).
+            progress: show a progress bar (or one line per file) on stderr.
+
+        Raises:
+            ValueError: for another ``dim``.
+            DownloadError: if the archive cannot be fetched, does not match its checksum
+                or is damaged.
+        """
+        if dim not in cls.DIMS:
+            raise ValueError(f"GloVe 6B vectors come in {cls.DIMS} dimensions, not {dim!r}")
+        root = data_dir(directory)
+        name = f"glove.6B.{dim}d.txt"
+        dest = root / "glove" / name
+        if dest.is_file():
+            return root
+        archive = fetch(
+            sources(cls.REMOTE, "glove", mirror),
+            root / "glove" / cls.REMOTE.name,
+            cls.REMOTE,
+            progress=progress,
+        )
+        extract(archive, {name: dest})
+        archive.unlink()
+        return root
 
     @property
     def dim(self) -> int:
@@ -334,14 +525,24 @@ class GloVe:
                     if (keep is not None and word not in keep) or word in index:
                         continue
                     try:
-                        rows.append(np.array(parts[1:], dtype=np.float64))
+                        row = np.array(parts[1:], dtype=np.float64)
                     except ValueError:
                         raise CorruptDataError(
                             f"{p}, line {number}: a value of {word!r} is not a number"
                         ) from None
+                    if not np.isfinite(row).all():
+                        bad = parts[1 + int(np.argmin(np.isfinite(row)))]
+                        raise CorruptDataError(
+                            f"{p}, line {number}: a value of {word!r} is not finite ({bad!r})"
+                        )
+                    rows.append(row)
                     index[word] = len(rows) - 1
-        except (OSError, EOFError, UnicodeDecodeError) as e:
-            raise CorruptDataError(f"{p}: cannot be read ({e}); download it again") from e
+        except UnicodeDecodeError as e:
+            raise CorruptDataError(
+                f"{p}: not UTF-8 text ({e}); delete it and download it again"
+            ) from e
+        except _READ_ERRORS as e:
+            raise _unreadable(p, e) from e
         if dim is None:
             raise CorruptDataError(f"{p}: no vectors in the file")
         vectors = np.stack(rows) if rows else np.zeros((0, dim))
@@ -354,7 +555,10 @@ class GloVe:
         dim: int = 50,
         vocab: Iterable[str] | None = None,
     ) -> GloVe:
-        """Read ``folder/glove/glove.6B.{dim}d.txt`` (or the shared ``glove50_sst2.txt.gz``).
+        """Read ``folder/glove/glove.6B.{dim}d.txt`` (or ``glove50_sst2.txt``, gzipped or not).
+
+        ``glove50_sst2.txt`` is the 50-d file restricted to the words of SST-2, for
+        machines where the full file is too large.
 
         Raises:
             MissingDataError, CorruptDataError: as ``read``.
@@ -362,4 +566,4 @@ class GloVe:
         root = data_dir(folder)
         stems = [f"glove.6B.{dim}d.txt"] + (["glove50_sst2.txt"] if dim == 50 else [])
         names = [f"{d}{s}{z}" for s in stems for d in ("glove/", "") for z in (".gz", "")]
-        return cls.read(_find(root, names, f"GloVe {dim}-d vectors", GLOVE_HOME), vocab)
+        return cls.read(_find(root, names, f"GloVe {dim}-d vectors", GLOVE_HOME, "GloVe"), vocab)

@@ -114,18 +114,25 @@ class Module:
 
     def children(self) -> list[Module]:
         """Return the direct child modules, in assignment order."""
+        # BEGIN SOLUTION task0_4
         return list(self.__dict__["_modules"].values())
+        # END SOLUTION
 
     def named_children(self) -> list[tuple[str, Module]]:
         """Return ``(name, module)`` for each direct child."""
+        # BEGIN SOLUTION task0_4
         return list(self.__dict__["_modules"].items())
+        # END SOLUTION
 
     def modules(self) -> list[Module]:
         """Return this module and every descendant, depth first (as PyTorch does)."""
+        # BEGIN SOLUTION task0_4
         return [m for _, m in self.named_modules()]
+        # END SOLUTION
 
     def named_modules(self, prefix: str = "") -> list[tuple[str, Module]]:
         """Return ``(dotted_name, module)`` for this module (name ``prefix``) and descendants."""
+        # BEGIN SOLUTION task0_4
         out: list[tuple[str, Module]] = []
         stack: list[tuple[str, Module]] = [(prefix, self)]
         while stack:
@@ -136,21 +143,26 @@ class Module:
             ]
             stack.extend(reversed(kids))
         return out
+        # END SOLUTION
 
     def named_parameters(self) -> list[tuple[str, Parameter]]:
         """Return ``(dotted_name, parameter)`` for every parameter in the tree.
 
         Names are dotted paths from this module: ``layer1.weight``.
         """
+        # BEGIN SOLUTION task0_4
         out: list[tuple[str, Parameter]] = []
         for prefix, module in self.named_modules():
             for k, p in module.__dict__["_parameters"].items():
                 out.append((f"{prefix}.{k}" if prefix else k, p))
         return out
+        # END SOLUTION
 
     def parameters(self) -> list[Parameter]:
         """Return every parameter in the tree."""
+        # BEGIN SOLUTION task0_4
         return [p for _, p in self.named_parameters()]
+        # END SOLUTION
 
     def add_parameter(self, k: str, v: Any) -> Parameter:
         """Wrap ``v`` in a ``Parameter`` named ``k``, register it and return it."""
@@ -160,13 +172,17 @@ class Module:
 
     def train(self, mode: bool = True) -> Module:
         """Put this module and every descendant in training mode; return self."""
+        # BEGIN SOLUTION task0_4
         for m in self.modules():
             m.__dict__["training"] = mode
         return self
+        # END SOLUTION
 
     def eval(self) -> Module:
         """Put this module and every descendant in evaluation mode; return self."""
+        # BEGIN SOLUTION task0_4
         return self.train(False)
+        # END SOLUTION
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         """Compute the module's output; subclasses implement it."""

@@ -37,43 +37,59 @@ _EXP_MAX = 709.782712893384
 
 def mul(x: float, y: float) -> float:
     """Return ``x * y``."""
+    # BEGIN SOLUTION task0_1
     return x * y
+    # END SOLUTION
 
 
 def id(x: float) -> float:  # the course's name; shadows the builtin
     """Return ``x`` unchanged."""
+    # BEGIN SOLUTION task0_1
     return x
+    # END SOLUTION
 
 
 def add(x: float, y: float) -> float:
     """Return ``x + y``."""
+    # BEGIN SOLUTION task0_1
     return x + y
+    # END SOLUTION
 
 
 def neg(x: float) -> float:
     """Return ``-x``."""
+    # BEGIN SOLUTION task0_1
     return -x
+    # END SOLUTION
 
 
 def lt(x: float, y: float) -> float:
     """Return 1.0 if ``x < y`` else 0.0."""
+    # BEGIN SOLUTION task0_1
     return 1.0 if x < y else 0.0
+    # END SOLUTION
 
 
 def eq(x: float, y: float) -> float:
     """Return 1.0 if ``x == y`` else 0.0."""
+    # BEGIN SOLUTION task0_1
     return 1.0 if x == y else 0.0
+    # END SOLUTION
 
 
 def max(x: float, y: float) -> float:  # the course's name; shadows the builtin
     """Return the larger of ``x`` and ``y`` (``x`` when equal; NaN if either is NaN, as PyTorch)."""
+    # BEGIN SOLUTION task0_1
     # x >= y is False when y is NaN, so a NaN in either argument is returned.
     return x if x != x or x >= y else y
+    # END SOLUTION
 
 
 def is_close(x: float, y: float) -> float:
     """Return 1.0 if ``|x - y| < 1e-2`` else 0.0 (the course's tolerance)."""
+    # BEGIN SOLUTION task0_1
     return 1.0 if abs(x - y) < 1e-2 else 0.0
+    # END SOLUTION
 
 
 def sigmoid(x: float) -> float:
@@ -81,35 +97,43 @@ def sigmoid(x: float) -> float:
 
     Computed as :math:`e^x / (1 + e^x)` for negative ``x`` so that it never overflows.
     """
+    # BEGIN SOLUTION task0_1
     if x >= 0.0:
         return 1.0 / (1.0 + math.exp(-x))
     z = math.exp(x)
     return z / (1.0 + z)
+    # END SOLUTION
 
 
 def relu(x: float) -> float:
     """Return ``x`` if ``x > 0`` else 0.0 (NaN stays NaN)."""
+    # BEGIN SOLUTION task0_1
     if x > 0.0:
         return x
     if x != x:
         return x
     return 0.0
+    # END SOLUTION
 
 
 def log(x: float) -> float:
     """Return the natural logarithm: ``-inf`` at 0 and NaN for negative ``x``."""
+    # BEGIN SOLUTION task0_1
     if x > 0.0:
         return math.log(x)
     if x == 0.0:
         return -math.inf
     return math.nan
+    # END SOLUTION
 
 
 def exp(x: float) -> float:
     """Return ``e**x``, ``inf`` when it overflows."""
+    # BEGIN SOLUTION task0_1
     if x > _EXP_MAX:
         return math.inf
     return math.exp(x)
+    # END SOLUTION
 
 
 def sqrt(x: float) -> float:
@@ -121,16 +145,20 @@ def sqrt(x: float) -> float:
 
 def inv(x: float) -> float:
     """Return ``1 / x``; ``±inf`` at ``±0`` like IEEE division."""
+    # BEGIN SOLUTION task0_1
     if x == 0.0:
         return math.copysign(math.inf, x)
     return 1.0 / x
+    # END SOLUTION
 
 
 def log_back(x: float, d: float) -> float:
     r"""Return ``d * d/dx log(x) = d / x``."""
+    # BEGIN SOLUTION task0_1
     if x == 0.0:
         return math.copysign(math.inf, x) * d
     return d / x
+    # END SOLUTION
 
 
 def inv_back(x: float, d: float) -> float:
@@ -139,22 +167,28 @@ def inv_back(x: float, d: float) -> float:
     Where ``x * x`` underflows to 0 (``x`` = 0 or tiny) the result is ``-d * inf`` as IEEE
     division gives (and Numba and PyTorch): ``-inf`` for ``d > 0``, NaN for ``d = 0``.
     """
+    # BEGIN SOLUTION task0_1
     xx = x * x
     if xx == 0.0:
         return -math.inf * d
     return -d / xx
+    # END SOLUTION
 
 
 def relu_back(x: float, d: float) -> float:
     """Return ``d`` if ``x > 0`` else 0.0 (the derivative of relu is 0 at 0, as in PyTorch)."""
+    # BEGIN SOLUTION task0_1
     return d if x > 0.0 else 0.0
+    # END SOLUTION
 
 
 def sigmoid_back(x: float, d: float) -> float:
     r"""Return ``d * sigma(x) * (1 - sigma(x))``."""
+    # BEGIN SOLUTION task0_1
     if x >= 0.0:
         s = 1.0 / (1.0 + math.exp(-x))
     else:
         z = math.exp(x)
         s = z / (1.0 + z)
     return d * s * (1.0 - s)
+    # END SOLUTION

@@ -1,0 +1,210 @@
+"""The course calendar (``course.toml``) and the facts about each layer it needs."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import tomllib
+from packaging.requirements import Requirement
+
+__all__ = ["REPO", "Calendar", "CalendarError", "Layer", "Task", "Week", "load_calendar"]
+
+REPO = Path(__file__).resolve().parents[2]
+"""The repository root (this file is ``tools/course/config.py``)."""
+
+_TASK = re.compile(r"task\d+_\d+")
+_VERSION = re.compile(r"""^__version__\s*=\s*["']([^"']+)["']""", re.MULTILINE)
+
+
+class CalendarError(ValueError):
+    """``course.toml`` is inconsistent with itself or with the repository."""
+
+
+@dataclass(frozen=True)
+class Task:
+    """A task with code to write: its marker id, title and points."""
+
+    id: str
+    title: str
+    points: float
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One layer (package ``packages/mt-<name>``) as the course sees it."""
+
+    name: str
+    solution_version: str
+    tasks: tuple[Task, ...]
+    needs: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    scaffold_tests: tuple[str, ...] = ()
+
+    @property
+    def package(self) -> str:
+        """The distribution name, ``mt-<layer>``."""
+        return f"mt-{self.name}"
+
+    @property
+    def path(self) -> Path:
+        """The package directory in the repository."""
+        return REPO / "packages" / self.package
+
+    @property
+    def src(self) -> Path:
+        """The layer's subpackage, ``src/minitorch/<layer>``."""
+        return self.path / "src" / "minitorch" / self.name
+
+    @property
+    def hidden_tests(self) -> Path:
+        """The folder of hidden tests, kept in this repository only."""
+        return REPO / "tools" / "course" / "hidden" / self.name / "tests"
+
+    @property
+    def task_ids(self) -> tuple[str, ...]:
+        """The ids of the tasks with code to write."""
+        return tuple(t.id for t in self.tasks)
+
+    def pyproject(self) -> dict[str, Any]:
+        """The package's ``pyproject.toml``."""
+        with (self.path / "pyproject.toml").open("rb") as f:
+            return tomllib.load(f)
+
+    def checkout_version(self) -> str:
+        """The version in the checkout's ``__about__.py``."""
+        m = _VERSION.search((self.src / "__about__.py").read_text(encoding="utf-8"))
+        if m is None:
+            raise CalendarError(f"{self.src / '__about__.py'} has no __version__")
+        return m.group(1)
+
+    def sibling_dependencies(self) -> list[str]:
+        """Names of the lower layers this one depends on directly (``operators``...)."""
+        reqs = [Requirement(r) for r in self.pyproject()["project"].get("dependencies", [])]
+        return [r.name.removeprefix("mt-") for r in reqs if r.name.startswith("mt-")]
+
+
+@dataclass(frozen=True)
+class Week:
+    """One week of the calendar."""
+
+    week: int
+    starters: tuple[str, ...]
+    opens: dt.date
+    deadline: dt.date
+    release_solutions: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Calendar:
+    """The whole calendar: layers, weeks and grading limits."""
+
+    layers: dict[str, Layer]
+    weeks: tuple[Week, ...]
+    time_limit: float
+    output_limit: int
+
+    def layer(self, name: str) -> Layer:
+        """Return the layer called ``name`` (as in ``hatch run test:pkg <name>``)."""
+        try:
+            return self.layers[name]
+        except KeyError:
+            raise CalendarError(
+                f"unknown layer {name!r}; course.toml has {', '.join(self.layers)}"
+            ) from None
+
+    def week(self, number: int) -> Week:
+        """Return week ``number``."""
+        for w in self.weeks:
+            if w.week == number:
+                return w
+        raise CalendarError(f"course.toml has no week {number}")
+
+    def closure(self, name: str) -> list[str]:
+        """The layers below ``name`` that it needs, lowest first (not ``name`` itself)."""
+        order: list[str] = []
+
+        def visit(n: str) -> None:
+            for dep in self.layer(n).sibling_dependencies():
+                if dep not in order:
+                    visit(dep)
+                    order.append(dep)
+
+        visit(name)
+        return order
+
+
+def _date(value: Any, where: str) -> dt.date:
+    if not isinstance(value, dt.date):
+        raise CalendarError(f"{where} must be a TOML date (2027-01-11), got {value!r}")
+    return value
+
+
+def load_calendar(path: Path = REPO / "course.toml") -> Calendar:
+    """Read and check ``course.toml``.
+
+    Raises:
+        CalendarError: naming what is inconsistent (an unknown layer or task id, a solution
+            released before its deadline, a starter whose lower layers are not released).
+    """
+    with path.open("rb") as f:
+        data = tomllib.load(f)
+    layers: dict[str, Layer] = {}
+    for name, raw in data.get("layers", {}).items():
+        tasks = tuple(
+            Task(tid, str(t["title"]), float(t.get("points", 10)))
+            for tid, t in raw.get("tasks", {}).items()
+        )
+        needs = {k: tuple(v) for k, v in raw.get("needs", {}).items()}
+        for tid in [t.id for t in tasks] + list(needs):
+            if not _TASK.fullmatch(tid):
+                raise CalendarError(f"layers.{name}: {tid!r} is not a task id like task0_1")
+        layer = Layer(
+            name, str(raw["solution-version"]), tasks, needs, tuple(raw.get("scaffold-tests", ()))
+        )
+        if not layer.path.is_dir():
+            raise CalendarError(f"layers.{name}: there is no package {layer.path}")
+        layers[name] = layer
+
+    weeks = tuple(
+        Week(
+            int(w["week"]),
+            tuple(w.get("starters", ())),
+            _date(w["opens"], f"week {w['week']}: opens"),
+            _date(w["deadline"], f"week {w['week']}: deadline"),
+            tuple(w.get("release-solutions", ())),
+        )
+        for w in data.get("weeks", [])
+    )
+    grading = data.get("grading", {})
+    cal = Calendar(
+        layers,
+        weeks,
+        float(grading.get("time-limit", 120)),
+        int(grading.get("output-limit", 65536)),
+    )
+
+    deadline: dict[str, dt.date] = {}
+    released: dict[str, int] = {}
+    for w in weeks:
+        for name in w.starters + w.release_solutions:
+            cal.layer(name)
+        for name in w.starters:
+            deadline[name] = w.deadline
+        for name in w.release_solutions:
+            if name not in deadline or deadline[name] > w.opens:
+                raise CalendarError(
+                    f"week {w.week} releases the {name} solution before its deadline"
+                )
+            released[name] = w.week
+    for w in weeks:
+        for name in w.starters:
+            for dep in cal.closure(name):
+                if released.get(dep, w.week + 1) > w.week:
+                    raise CalendarError(
+                        f"week {w.week}: the {name} starter needs the {dep} solution wheel, "
+                        "which is not released by then"
+                    )
+    return cal

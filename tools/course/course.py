@@ -1,0 +1,649 @@
+"""The MiniTorch course tool: write, prove and grade the weekly student starters.
+
+    hatch run course:assign LAYER --out DIR      # the student starter of LAYER
+    hatch run course:check LAYER | --all         # generate it and prove it right
+    hatch run course:grade DIR --layer LAYER --out results.json
+    hatch run course:week N                      # the starters and tags of week N (JSON)
+
+See tools/course/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+from config import REPO, Calendar, CalendarError, Layer, load_calendar
+from markers import Block, MarkerError, find_blocks, render, task_number
+from packaging.requirements import Requirement
+from runner import Run, build_wheel, make_venv, run_pytest
+
+__all__ = ["CourseError", "Starter", "assign", "check", "grade", "main", "scan_blocks", "week_plan"]
+
+_TASK_MESSAGE = re.compile(r"^Task (\d+)\.(\d+): ")
+
+
+class CourseError(RuntimeError):
+    """The starter cannot be written (bad markers, lint errors in the result)."""
+
+
+def scan_blocks(layer: Layer) -> dict[Path, list[Block]]:
+    """Return the solution blocks of every source file of ``layer`` that has any."""
+    out = {}
+    for path in sorted(layer.src.rglob("*.py")):
+        blocks = find_blocks(path.read_text(encoding="utf-8"), str(path.relative_to(REPO)))
+        if blocks:
+            out[path] = blocks
+    return out
+
+
+# --------------------------------------------------------------------------------- assign
+
+
+@dataclass
+class Starter:
+    """What ``assign`` wrote."""
+
+    path: Path
+    blocks: dict[str, int] = field(default_factory=dict)  # task id -> number of blocks
+
+
+def _ignore(_dir: str, names: list[str]) -> set[str]:
+    return {n for n in names if n in {"__pycache__", ".pytest_cache", ".hypothesis"}}
+
+
+def _root_pyproject() -> dict[str, Any]:
+    with (REPO / "pyproject.toml").open("rb") as f:
+        import tomllib
+
+        return tomllib.load(f)
+
+
+def _pin(requirements: Iterable[str], cal: Calendar) -> list[str]:
+    """Pin every sibling requirement to the solution version the calendar names."""
+    out = []
+    for text in requirements:
+        req = Requirement(text)
+        name = req.name.removeprefix("mt-")
+        if req.name.startswith("mt-"):
+            extras = f"[{','.join(sorted(req.extras))}]" if req.extras else ""
+            out.append(f"{req.name}{extras}=={cal.layer(name).solution_version}")
+        else:
+            out.append(text)
+    return out
+
+
+def _student_pyproject(layer: Layer, cal: Calendar, week: int | None) -> dict[str, Any]:
+    data = layer.pyproject()
+    project = data["project"]
+    project["dependencies"] = _pin(project.get("dependencies", []), cal)
+    extras = project.setdefault("optional-dependencies", {})
+    for key, reqs in extras.items():
+        extras[key] = _pin(reqs, cal)
+    extras.setdefault("test", ["pytest>=8", "hypothesis>=6.100"])
+    if week is not None:
+        project["description"] = f"{project.get('description', '')} (student starter, week {week})"
+    data["tool"]["hatch"]["build"]["targets"].pop("sdist", None)
+    root = _root_pyproject()["tool"]
+    pytest_ini = dict(root["pytest"]["ini_options"])
+    pytest_ini["testpaths"] = ["tests"]
+    pytest_ini["markers"] = [m for m in pytest_ini["markers"] if re.match(r"task\d", m)]
+    ruff = dict(root["ruff"])
+    ruff["src"] = ["src"]
+    lint = dict(ruff["lint"])
+    prefix = f"packages/{layer.package}/"
+    lint["per-file-ignores"] = {
+        k.removeprefix(prefix): v
+        for k, v in lint.get("per-file-ignores", {}).items()
+        if k.startswith(("**", prefix))
+    }
+    ruff["lint"] = lint
+    ruff.pop("format", None)
+    data["tool"]["pytest"] = {"ini_options": pytest_ini}
+    data["tool"]["ruff"] = ruff
+    return data
+
+
+def _workflow_pins() -> dict[str, str]:
+    """``uses:`` references of checkout and setup-python, as pinned in ci.yml."""
+    pins = {}
+    text = (REPO / ".github" / "workflows" / "ci.yml").read_text(encoding="utf-8")
+    for m in re.finditer(r"uses: (actions/(?:checkout|setup-python)@[0-9a-f]{40} # \S+)", text):
+        pins[m.group(1).split("@")[0]] = m.group(1)
+    return pins
+
+
+def _student_workflow(layer: Layer) -> str:
+    pins = _workflow_pins()
+    steps = "".join(
+        f"      - name: {json.dumps(f'Task {task_number(t.id)}: {t.title}')}\n"
+        "        if: ${{ !cancelled() }}\n"
+        f"        run: python -m pytest -m {t.id}\n"
+        for t in layer.tasks
+    )
+    return (
+        f"# The tests of this week's tasks ({layer.package}), one step per task.\n"
+        "name: tests\n\n"
+        "on:\n  push:\n    branches: [main, master]\n  pull_request:\n  workflow_dispatch:\n\n"
+        "permissions:\n  contents: read\n\n"
+        "concurrency:\n  group: tests-${{ github.ref }}\n  cancel-in-progress: true\n\n"
+        "jobs:\n  test:\n    runs-on: ubuntu-24.04\n    timeout-minutes: 30\n    steps:\n"
+        f"      - uses: {pins['actions/checkout']}\n"
+        "        with:\n          persist-credentials: false\n"
+        f"      - uses: {pins['actions/setup-python']}\n"
+        '        with:\n          python-version: "3.12"\n'
+        "      - name: Install the package and the test tools\n"
+        '        run: python -m pip install -e ".[test]"\n'
+        f"{steps}"
+    )
+
+
+def _student_readme(layer: Layer, cal: Calendar, week: int | None) -> str:
+    deps = [f"`mt-{d}=={cal.layer(d).solution_version}`" for d in cal.closure(layer.name)]
+    rows = "\n".join(
+        f"| {task_number(t.id)} | {t.title} | `pytest -m {t.id}` | {t.points:g} |"
+        for t in layer.tasks
+    )
+    when = f" (week {week})" if week is not None else ""
+    lower = (
+        f"It builds on the released solutions of the lower layers ({', '.join(deps)}), "
+        "installed as wheels, so earlier bugs do not carry over.\n\n"
+        if deps
+        else ""
+    )
+    return (
+        f"# {layer.package}: student starter{when}\n\n"
+        f"This is `minitorch.{layer.name}` with the code of this week's tasks taken out. "
+        'Each place to fill in raises `NotImplementedError("Task X.Y: ...")`; the message '
+        "names the task and what to implement. Signatures, docstrings and type hints are "
+        "there to guide you.\n\n"
+        f"{lower}"
+        "## Set up\n\n"
+        "```\npython -m venv .venv && . .venv/bin/activate\n"
+        'python -m pip install -e ".[test]"\n```\n\n'
+        "## Tasks\n\n"
+        "| Task | What | Run its tests | Points |\n|---|---|---|---|\n"
+        f"{rows}\n\n"
+        "`pytest` runs every test. The tests you see are the public ones; grading adds "
+        "hidden tests of the same tasks and always uses its own copy of the tests, so "
+        "editing them changes nothing. Each task has a time limit when graded: an endless "
+        "loop costs that task's points only.\n\n"
+        "The workflow in `.github/workflows/tests.yml` runs each task's tests on every push "
+        "to main and on every pull request.\n"
+    )
+
+
+def _ruff(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ruff", *args, "--no-cache"],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def assign(
+    layer_name: str,
+    out: Path,
+    *,
+    keep: frozenset[str] = frozenset(),
+    week: int | None = None,
+    cal: Calendar | None = None,
+) -> Starter:
+    """Write the student starter of ``layer_name`` into ``out`` (which must not exist).
+
+    Every solution block becomes ``raise NotImplementedError("Task X.Y: ...")`` except the
+    blocks of the tasks in ``keep`` (to make a filled-in copy, e.g. for tests of the
+    grader). Then unused imports are removed with ruff, the code is formatted, and the
+    whole starter must pass ``ruff check`` and parse.
+
+    Raises:
+        CourseError: for bad markers, or lint errors left in the starter.
+    """
+    cal = cal or load_calendar()
+    layer = cal.layer(layer_name)
+    if out.exists() and any(out.iterdir()):
+        raise CourseError(f"{out} exists and is not empty")
+    starter = Starter(out)
+    pkg_out = out / "src" / "minitorch" / layer.name
+    shutil.copytree(layer.src, pkg_out, ignore=_ignore, dirs_exist_ok=True)
+    try:
+        for path, blocks in scan_blocks(layer).items():
+            target = pkg_out / path.relative_to(layer.src)
+            target.write_text(render(path.read_text(encoding="utf-8"), blocks, keep), "utf-8")
+            for b in blocks:
+                starter.blocks[b.task] = starter.blocks.get(b.task, 0) + 1
+    except MarkerError as e:
+        raise CourseError(str(e)) from e
+    missing = [t for t in layer.task_ids if t not in starter.blocks and t not in keep]
+    if missing:
+        shutil.rmtree(out)
+        raise CourseError(
+            f"no solution blocks for tasks {', '.join(missing)} in {layer.package}: "
+            "the starter would hand out their solution"
+        )
+    shutil.copytree(layer.path / "tests", out / "tests", ignore=_ignore)
+    shutil.copy2(REPO / "conftest.py", out / "conftest.py")
+    (out / "pyproject.toml").write_text(
+        tomli_w.dumps(_student_pyproject(layer, cal, week)), "utf-8"
+    )
+    (out / "README.md").write_text(_student_readme(layer, cal, week), "utf-8")
+    (out / ".github" / "workflows").mkdir(parents=True)
+    (out / ".github" / "workflows" / "tests.yml").write_text(_student_workflow(layer), "utf-8")
+    (out / ".gitignore").write_text("__pycache__/\n*.egg-info/\n.venv/\n.hypothesis/\n")
+
+    # An import that only a removed block used is now unused: drop it, then format.
+    for args in (["check", "--fix", "--select", "F401,I001", "--quiet", "src"], ["format", "src"]):
+        _ruff(args, out)
+    lint = _ruff(["check", "--no-fix", "."], out)
+    if lint.returncode != 0:
+        raise CourseError(f"the starter of {layer.name} is not lint-clean:\n{lint.stdout}")
+    for path in out.rglob("*.py"):
+        ast.parse(path.read_text(encoding="utf-8"), str(path))
+    return starter
+
+
+# ---------------------------------------------------------------------------------- tests
+
+
+# Checking and grading need the verdict, not the smallest failing example: no shrinking,
+# no hunting for more bugs once one is found, no example database between runs.
+_HYPOTHESIS_PROFILE = """
+from hypothesis import Phase  # noqa: E402
+
+settings.register_profile(
+    "course",
+    parent=settings.get_profile("ci"),
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+    report_multiple_bugs=False,
+    database=None,
+)
+settings.load_profile("course")
+"""
+
+
+def _test_tree(layer: Layer, where: Path, *, hidden: bool) -> Path:
+    """A fresh copy of the repository's tests of ``layer`` (and hidden ones) to run."""
+    where.mkdir(parents=True)
+    shutil.copytree(layer.path / "tests", where / "tests", ignore=_ignore)
+    if hidden and layer.hidden_tests.is_dir():
+        shutil.copytree(layer.hidden_tests, where / "hidden", ignore=_ignore)
+    (where / "conftest.py").write_text(
+        (REPO / "conftest.py").read_text(encoding="utf-8") + _HYPOTHESIS_PROFILE, "utf-8"
+    )
+    ini = _root_pyproject()["tool"]["pytest"]["ini_options"]
+    markers = "".join(f"    {m}\n" for m in ini["markers"])
+    (where / "pytest.ini").write_text(
+        "[pytest]\naddopts = --import-mode=importlib -ra --strict-markers\n"
+        f"xfail_strict = true\nmarkers =\n{markers}"
+    )
+    return where
+
+
+def _wheelhouse(cal: Calendar, layers: Iterable[str], where: Path) -> Path:
+    """Build the wheels of ``layers`` from the checkout into ``where``."""
+    where.mkdir(parents=True, exist_ok=True)
+    for name in layers:
+        layer = cal.layer(name)
+        if layer.checkout_version() != layer.solution_version:
+            raise CourseError(
+                f"course.toml names {layer.package} {layer.solution_version} but the checkout "
+                f"is {layer.checkout_version()}: update solution-version in course.toml"
+            )
+        build_wheel(layer.path, where)
+    return where
+
+
+def _is_scaffold(layer: Layer, nodeid: str) -> bool:
+    return any(f"tests/{t}" in (nodeid, nodeid.split("[")[0]) for t in layer.scaffold_tests)
+
+
+# ---------------------------------------------------------------------------------- check
+
+
+def _judge_starter(layer: Layer, record: dict[str, Any], package_dir: Path) -> str | None:
+    """Why this test's outcome on the starter is wrong, or None if it is right."""
+    nodeid, tasks = record["nodeid"], set(record["tasks"])
+    if record["outcome"] == "collect-error":
+        return f"{nodeid}: collection fails: {record['errors'][0]['message'][-300:]}"
+    layer_tasks = set(layer.task_ids) | set(layer.needs)
+    scaffold = _is_scaffold(layer, nodeid)
+    if not tasks & layer_tasks or scaffold:
+        if record["outcome"] in ("passed", "skipped"):
+            return None
+        if scaffold and record["outcome"] == "failed":
+            return _from_solution_block(layer, record, package_dir)
+        errs = "; ".join(f"{e['type']}: {e['message'][:200]}" for e in record["errors"])
+        return f"{nodeid}: should pass on the starter (not a task's test), got {errs}"
+    if record["outcome"] != "failed":
+        return (
+            f"{nodeid} (marked {', '.join(sorted(tasks))}) should fail with "
+            f"NotImplementedError on the starter, but {record['outcome']}"
+        )
+    return _from_solution_block(layer, record, package_dir)
+
+
+def _from_solution_block(layer: Layer, record: dict[str, Any], package_dir: Path) -> str | None:
+    """None if the test failed only with NotImplementedError raised by a solution block."""
+    nodeid = record["nodeid"]
+
+    def from_block(e: dict[str, Any]) -> bool:
+        m = _TASK_MESSAGE.match(e["message"])
+        return (
+            e["type"] == "NotImplementedError"
+            and m is not None
+            and f"task{m.group(1)}_{m.group(2)}" in layer.task_ids
+            and Path(e["file"] or "").resolve().is_relative_to(package_dir)
+        )
+
+    for e in record["errors"]:
+        # A test expecting another exception (pytest.raises) fails while handling the stub's.
+        if not (from_block(e) or any(from_block(c) for c in e.get("context", []))):
+            return (
+                f"{nodeid}: should fail with NotImplementedError from a solution block, got "
+                f"{e['type']}: {e['message'][:200]} (raised at {e['file']}:{e['line']})"
+            )
+    return None
+
+
+def check(layer_name: str, cal: Calendar | None = None, *, verbose: bool = True) -> list[str]:
+    """Generate the starter of ``layer_name`` and prove it right; return the problems."""
+    cal = cal or load_calendar()
+    layer = cal.layer(layer_name)
+    say = print if verbose else (lambda *_: None)
+    try:
+        blocks = scan_blocks(layer)
+    except MarkerError as e:
+        return [str(e)]
+    counts: dict[str, int] = {}
+    for bl in blocks.values():
+        for b in bl:
+            counts[b.task] = counts.get(b.task, 0) + 1
+    problems = [
+        f"solution block for {t}, which is not a task of {layer.name} in course.toml"
+        for t in sorted(set(counts) - set(layer.task_ids))
+    ]
+    missing = [t for t in layer.task_ids if t not in counts]
+    if missing:
+        problems.append(f"no solution blocks for tasks {', '.join(missing)}")
+        return problems
+
+    with tempfile.TemporaryDirectory(prefix=f"course-check-{layer.name}-") as tmp:
+        root = Path(tmp)
+        try:
+            starter = assign(layer.name, root / "starter", cal=cal)
+        except CourseError as e:
+            return [*problems, str(e)]
+        say(f"{layer.name}: starter written ({sum(starter.blocks.values())} blocks)")
+        lower = cal.closure(layer.name)
+        wheels = _wheelhouse(cal, lower, root / "wheels")
+        build_wheel(root / "starter", wheels / "starter")
+        build_wheel(layer.path, wheels / "solution")
+
+        outcomes: dict[str, list[dict[str, Any]]] = {}
+        for kind in ("starter", "solution"):
+            wheel = next((wheels / kind).glob("*.whl"))
+            try:
+                python = make_venv(root / f"venv-{kind}", wheels, [str(wheel)])
+            except RuntimeError as e:
+                return [*problems, f"the {kind} does not install: {e}"]
+            imp = subprocess.run(
+                [python, "-c", f"import minitorch.{layer.name} as m; print(m.__file__)"],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            if imp.returncode != 0:
+                problems.append(f"the {kind} does not import: {imp.stderr[-1000:]}")
+                continue
+            package_dir = Path(imp.stdout.strip()).parent.resolve()
+            tests = _test_tree(layer, root / f"run-{kind}", hidden=True)
+            t0 = time.perf_counter()
+            run = run_pytest(
+                python,
+                ["-q", "--tb=no", "tests", "hidden"]
+                if (tests / "hidden").exists()
+                else ["-q", "--tb=no", "tests"],
+                tests,
+                timeout=30 * 60,
+                output_limit=cal.output_limit,
+            )
+            say(f"{layer.name}: {kind}: {len(run.tests)} tests in {time.perf_counter() - t0:.1f}s")
+            if not run.finished:
+                problems.append(f"the {kind}'s test run did not finish:\n{run.output[-2000:]}")
+                continue
+            outcomes[kind] = run.tests
+            if kind == "starter":
+                problems += [
+                    p for r in run.tests if (p := _judge_starter(layer, r, package_dir)) is not None
+                ]
+            else:
+                problems += [
+                    f"{r['nodeid']}: fails with the solution: "
+                    + "; ".join(f"{e['type']}: {e['message'][:200]}" for e in r["errors"])
+                    for r in run.tests
+                    if r["outcome"] not in ("passed", "skipped")
+                ]
+        solution = outcomes.get("solution", [])
+        for t in layer.task_ids:
+            n = sum(t in r["tasks"] for r in solution)
+            say(f"{layer.name}: {t}: {counts[t]} solution blocks, {n} tests")
+            if solution and n == 0:
+                problems.append(f"no test is marked {t}")
+        listed = {r["nodeid"] for r in solution} | {r["nodeid"].split("[")[0] for r in solution}
+        problems += [
+            f"scaffold test {s} (course.toml) does not exist"
+            for s in layer.scaffold_tests
+            if solution and f"tests/{s}" not in listed
+        ]
+    return problems
+
+
+# ---------------------------------------------------------------------------------- grade
+
+
+def _grade_task(
+    layer: Layer, task: str, run: Run, time_limit: float, output_limit: int
+) -> tuple[float, str]:
+    """The fraction of the task's tests passed, and what to tell the student."""
+    if run.timed_out:
+        return 0.0, (
+            f"Time limit exceeded: the tests of this task did not finish in {time_limit:g} s "
+            "(an endless loop or very slow code). 0 points for this task."
+        )
+    tests = [r for r in run.tests if task in r["tasks"]]
+    head = run.output if len(run.output) < 4000 else run.output[:4000] + "\n[...]"
+    if run.dropped:
+        head += f"\n[output truncated: {run.dropped} more bytes]"
+    if not run.finished:
+        code = run.returncode
+        how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit {code}"
+        return 0.0, (
+            f"The test process ended abnormally ({how}) before the tests of this task "
+            f"finished: the code crashed the interpreter or exited. Output:\n{head}"
+        )
+    if not tests:
+        errors = [r for r in run.tests if r["outcome"] == "collect-error"]
+        if errors:
+            return 0.0, "The tests could not be collected:\n" + "\n".join(
+                e["errors"][0]["message"][-1000:] for e in errors
+            )
+        return 0.0, f"No test of this task ran. Output:\n{head}"
+    passed = [r for r in tests if r["outcome"] in ("passed", "skipped")]
+    lines = [f"{len(passed)} of {len(tests)} tests passed."]
+    hidden_failed = 0
+    for r in tests:
+        if r in passed:
+            continue
+        if r["nodeid"].startswith("hidden/"):
+            hidden_failed += 1
+            continue
+        err = r["errors"][0] if r["errors"] else {"type": r["outcome"], "message": ""}
+        msg = err["message"].splitlines()[0][:300] if err["message"] else ""
+        lines.append(f"FAILED {r['nodeid']}: {err['type']}: {msg}")
+    if hidden_failed:
+        lines.append(f"{hidden_failed} hidden test(s) failed.")
+    text = "\n".join(lines)
+    if len(text) > output_limit:
+        text = text[:output_limit] + "\n[output truncated]"
+    return len(passed) / len(tests), text
+
+
+def grade(
+    student: Path,
+    layer_name: str,
+    *,
+    cal: Calendar | None = None,
+    time_limit: float | None = None,
+) -> dict[str, Any]:
+    """Grade a student's directory; return Gradescope's ``results.json`` content.
+
+    Each task runs in its own process, on a fresh copy of this repository's public and
+    hidden tests (never the student's), with only ``src/minitorch/<layer>`` taken from the
+    student and the lower layers installed from the checkout's wheels.
+    """
+    cal = cal or load_calendar()
+    layer = cal.layer(layer_name)
+    limit = cal.time_limit if time_limit is None else time_limit
+    results: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix=f"course-grade-{layer.name}-") as tmp:
+        root = Path(tmp)
+        wheels = _wheelhouse(cal, cal.closure(layer.name), root / "wheels")
+        reqs = [f"mt-{d}=={cal.layer(d).solution_version}" for d in cal.closure(layer.name)]
+        python = make_venv(root / "venv", wheels, reqs)
+        code = root / "student"
+        source = student / "src" / "minitorch" / layer.name
+        if source.is_dir():
+            shutil.copytree(source, code / "minitorch" / layer.name, ignore=_ignore)
+        deselect = [f"--deselect=tests/{s}" for s in layer.scaffold_tests]
+        for task in layer.tasks:
+            tests = _test_tree(layer, root / f"run-{task.id}", hidden=True)
+            paths = ["tests", "hidden"] if (tests / "hidden").exists() else ["tests"]
+            if not source.is_dir():
+                fraction, text = 0.0, f"{source.relative_to(student)} is missing."
+            else:
+                run = run_pytest(
+                    python,
+                    ["-q", "--tb=no", "-m", task.id, *deselect, *paths],
+                    tests,
+                    timeout=limit,
+                    output_limit=cal.output_limit,
+                    pythonpath=(code,),
+                )
+                fraction, text = _grade_task(layer, task.id, run, limit, cal.output_limit)
+            results.append(
+                {
+                    "name": f"Task {task_number(task.id)}: {task.title}",
+                    "number": task_number(task.id),
+                    "score": round(task.points * fraction, 2),
+                    "max_score": task.points,
+                    "status": "passed" if fraction == 1.0 else "failed",
+                    "output": text,
+                    "visibility": "visible",
+                }
+            )
+    return {
+        "score": round(sum(r["score"] for r in results), 2),
+        "output": f"Graded against the tests of {layer.package} (public and hidden).",
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
+        "tests": results,
+    }
+
+
+# ---------------------------------------------------------------------------------- weeks
+
+
+def week_plan(number: int, cal: Calendar | None = None) -> dict[str, Any]:
+    """The starters week ``number`` opens and the release tags it pushes."""
+    cal = cal or load_calendar()
+    w = cal.week(number)
+    return {
+        "week": w.week,
+        "starters": list(w.starters),
+        "tags": [f"mt-{n}-v{cal.layer(n).solution_version}" for n in w.release_solutions],
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry point."""
+    parser = argparse.ArgumentParser(prog="course", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("assign", help="write the student starter of a layer")
+    p.add_argument("layer")
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--week", type=int, help="the week, shown in the README")
+    p.add_argument(
+        "--keep", action="append", default=[], metavar="TASK", help="keep this task's code"
+    )
+    p = sub.add_parser("check", help="generate a starter and prove it right")
+    p.add_argument("layers", nargs="*")
+    p.add_argument("--all", action="store_true", help="every layer of course.toml")
+    p = sub.add_parser("grade", help="grade a student's directory")
+    p.add_argument("dir", type=Path)
+    p.add_argument("--layer", required=True)
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--time-limit", type=float, help="seconds per task (course.toml)")
+    p = sub.add_parser("week", help="print the starters and release tags of a week (JSON)")
+    p.add_argument("week", type=int)
+    p.add_argument("--github-output", type=Path, help="also write them as step outputs")
+    args = parser.parse_args(argv)
+
+    try:
+        cal = load_calendar()
+        if args.command == "assign":
+            st = assign(args.layer, args.out, keep=frozenset(args.keep), week=args.week, cal=cal)
+            shown = ", ".join(f"{t}: {n}" for t, n in sorted(st.blocks.items()))
+            print(f"wrote {st.path} (solution blocks replaced: {shown or 'none'})")
+            return 0
+        if args.command == "check":
+            names = list(cal.layers) if args.all else args.layers
+            if not names:
+                parser.error("name a layer or give --all")
+            failed = []
+            for name in names:
+                t0 = time.perf_counter()
+                problems = check(name, cal)
+                took = time.perf_counter() - t0
+                for prob in problems:
+                    print(f"FAIL {name}: {prob}")
+                print(f"{'FAIL' if problems else 'ok'} {name} ({took:.0f}s)")
+                if problems:
+                    failed.append(name)
+            if failed:
+                print(f"course check failed for: {', '.join(failed)}")
+            return 1 if failed else 0
+        if args.command == "grade":
+            res = grade(args.dir, args.layer, cal=cal, time_limit=args.time_limit)
+            args.out.write_text(json.dumps(res, indent=2) + "\n", "utf-8")
+            for t in res["tests"]:
+                print(f"{t['name']}: {t['score']:g}/{t['max_score']:g}")
+            print(f"total: {res['score']:g}")
+            return 0
+        plan = week_plan(args.week, cal)
+        print(json.dumps(plan))
+        if args.github_output:
+            with args.github_output.open("a", encoding="utf-8") as f:
+                f.write(f"starters={json.dumps(plan['starters'])}\n")
+                f.write(f"tags={' '.join(plan['tags'])}\n")
+        return 0
+    except (CalendarError, CourseError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

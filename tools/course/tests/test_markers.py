@@ -1,0 +1,166 @@
+"""Finding and rendering solution blocks, and reading the calendar."""
+
+import ast
+import textwrap
+
+import pytest
+import tomllib
+from config import CalendarError, load_calendar
+from course import CourseError, assign, scan_blocks, week_plan
+from markers import MarkerError, find_blocks, render
+
+SOURCE = textwrap.dedent(
+    '''\
+    import math
+
+
+    def area(r: float) -> float:
+        """Area of a circle."""
+        if r < 0:
+            raise ValueError("negative radius")
+        # BEGIN SOLUTION task0_1
+        return math.pi * r * r
+        # END SOLUTION
+
+
+    class Box:
+        def volume(self) -> float:
+            """Volume."""
+            # BEGIN SOLUTION task0_3 multiply the three sides
+            x = 1.0
+            for side in (1.0, 2.0, 3.0):
+                x *= side
+            return x
+            # END SOLUTION
+
+    text = "# BEGIN SOLUTION task9_9 (in a string: not a marker)"
+    '''
+)
+
+
+def test_blocks_are_found_with_their_task_and_message():
+    blocks = find_blocks(SOURCE)
+    assert [(b.task, b.message) for b in blocks] == [
+        ("task0_1", "Task 0.1: implement area"),
+        ("task0_3", "Task 0.3: multiply the three sides"),
+    ]
+
+
+def test_render_replaces_blocks_and_keeps_the_rest():
+    out = render(SOURCE, find_blocks(SOURCE))
+    ast.parse(out)
+    assert 'raise NotImplementedError("Task 0.1: implement area")' in out
+    assert 'raise NotImplementedError("Task 0.3: multiply the three sides")' in out
+    assert "math.pi" not in out
+    assert "x *= side" not in out
+    assert 'raise ValueError("negative radius")' in out  # code outside blocks stays
+    assert "SOLUTION task9_9" in out
+
+
+def test_render_keeps_the_code_of_kept_tasks_without_markers():
+    out = render(SOURCE, find_blocks(SOURCE), frozenset({"task0_3"}))
+    assert "x *= side" in out
+    assert "Task 0.3" not in out
+    assert "Task 0.1" in out
+    assert out.count("SOLUTION") == 1  # only the string literal
+
+
+@pytest.mark.parametrize(
+    ("source", "error"),
+    [
+        ("def f():\n    # BEGIN SOLUTION task0_1\n    return 1\n", "without an END"),
+        ("def f():\n    return 1\n    # END SOLUTION\n", "without a BEGIN"),
+        (
+            "def f():\n    # BEGIN SOLUTION task0_1\n    # BEGIN SOLUTION task0_1\n"
+            "    return 1\n    # END SOLUTION\n    # END SOLUTION\n",
+            "do not nest",
+        ),
+        ("# BEGIN SOLUTION task0_1\nx = 1\n# END SOLUTION\n", "inside a function"),
+        (
+            "def f():\n    # BEGIN SOLUTION task0_1\n    # END SOLUTION\n    return 1\n",
+            "no statement",
+        ),
+        ("def f():\n    # BEGIN SOLUTION 0_1\n    return 1\n    # END SOLUTION\n", "malformed"),
+        ("def f():\n    return 1  # BEGIN SOLUTION task0_1\n", "alone on its line"),
+        (
+            "def f():\n    # BEGIN SOLUTION task0_1\n    x = 1\n  # END SOLUTION\n    return x\n",
+            "indented like its BEGIN",
+        ),
+        (
+            "def f(a):\n    if a:\n        # BEGIN SOLUTION task0_1\n        x = 1\n"
+            "    else:\n        # END SOLUTION\n        x = 2\n    return x\n",
+            "not a whole statement",
+        ),
+        (
+            "def f(a):\n    if a:\n        # BEGIN SOLUTION task0_1\n        x = (1 +\n"
+            "        # END SOLUTION\n        2)\n    return x\n",
+            "cuts the statement",
+        ),
+    ],
+)
+def test_bad_markers_are_reported(source, error):
+    with pytest.raises(MarkerError, match=error):
+        find_blocks(source, "f.py")
+
+
+def test_calendar_of_the_repository_is_consistent():
+    cal = load_calendar()
+    assert week_plan(2, cal) == {
+        "week": 2,
+        "starters": ["autodiff"],
+        "tags": [f"mt-operators-v{cal.layer('operators').solution_version}"],
+    }
+    assert cal.closure("nn") == ["operators", "autodiff", "tensor", "fast"]
+    # The marked layers have blocks for exactly their tasks.
+    for name in ("operators", "autodiff"):
+        layer = cal.layer(name)
+        tasks = {b.task for blocks in scan_blocks(layer).values() for b in blocks}
+        assert tasks == set(layer.task_ids)
+
+
+def test_calendar_refuses_a_solution_released_before_its_deadline(tmp_path):
+    text = (load_calendar.__globals__["REPO"] / "course.toml").read_text()
+    bad = text.replace('release-solutions = ["operators"]', 'release-solutions = ["autodiff"]')
+    assert bad != text
+    (tmp_path / "course.toml").write_text(bad)
+    with pytest.raises(CalendarError, match="autodiff solution before its deadline"):
+        load_calendar(tmp_path / "course.toml")
+
+
+def test_assign_writes_a_complete_starter(tmp_path):
+    cal = load_calendar()
+    layer = cal.layer("autodiff")
+    out = tmp_path / "starter"
+    starter = assign("autodiff", out, week=2, cal=cal)
+    assert set(starter.blocks) == set(layer.task_ids)
+    sources = list((out / "src" / "minitorch" / "autodiff").glob("*.py"))
+    assert sources
+    for f in sources:
+        text = f.read_text()
+        ast.parse(text)
+        assert "SOLUTION" not in text
+    assert (
+        'NotImplementedError("Task 1.4: implement topological_sort")'
+        in (out / "src/minitorch/autodiff/core.py").read_text()
+    )
+    # Public tests only: the hidden ones stay in the repository.
+    public = {f.name for f in (layer.path / "tests").glob("test_*.py")}
+    assert {f.name for f in (out / "tests").glob("test_*.py")} == public
+    assert not any("hidden" in str(p) for p in out.rglob("*"))
+    project = tomllib.loads((out / "pyproject.toml").read_text())["project"]
+    assert f"mt-operators=={cal.layer('operators').solution_version}" in project["dependencies"]
+    readme = (out / "README.md").read_text()
+    workflow = (out / ".github/workflows/tests.yml").read_text()
+    for task in layer.task_ids:
+        assert f"`pytest -m {task}`" in readme
+        assert f"python -m pytest -m {task}" in workflow
+
+
+def test_assign_refuses_to_hand_out_a_solution(tmp_path):
+    cal = load_calendar()
+    unmarked = [n for n in cal.layers if not scan_blocks(cal.layer(n))]
+    if not unmarked:
+        pytest.skip("every layer has solution blocks")
+    with pytest.raises(CourseError, match="no solution blocks for tasks"):
+        assign(unmarked[0], tmp_path / "s", cal=cal)
+    assert not (tmp_path / "s").exists()
