@@ -17,7 +17,7 @@ pytestmark = pytest.mark.task4_5
 
 
 def test_linear_shapes_init_and_forward() -> None:
-    layer = nn.Linear(5, 3, seed=0)
+    layer = nn.Linear(5, 3, backend=FastBackend, seed=0)
     names = dict(layer.named_parameters())
     assert set(names) == {"weight", "bias"}
     w, b = names["weight"].value, names["bias"].value
@@ -51,7 +51,7 @@ def test_conv_layers_match_functional(ref) -> None:
     bound = 1 / math.sqrt(3 * 3)
     assert np.abs(w).max() <= bound
     x2 = np.random.default_rng(2).standard_normal((2, 2, 5, 6))
-    layer2 = nn.Conv2d(2, 3, (2, 3), seed=0)
+    layer2 = nn.Conv2d(2, 3, (2, 3), backend="fast", seed=0)
     assert layer2.weight.value.shape == (3, 2, 2, 3)
     w, b = layer2.weight.value.to_numpy(), layer2.bias.value.to_numpy()
     np.testing.assert_allclose(
