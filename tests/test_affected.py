@@ -16,7 +16,12 @@ import textwrap
 from pathlib import Path
 
 import pytest
-import tomllib
+from packaging.requirements import Requirement
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = REPO_ROOT / ".github" / "scripts" / "monorepo.py"
@@ -87,24 +92,25 @@ def packages(repo: Path) -> dict[str, object]:
 def test_load_packages_reads_siblings_extras_and_versions(packages):
     assert list(packages) == sorted(f"mt-{layer}" for layer in LAYERS)
     nn = packages["mt-nn"]
-    assert nn.siblings == ("mt-fast",)
-    assert nn.optional_siblings == {"cuda": ("mt-cuda",)}
-    assert nn.sibling_extras == ("cuda",)
-    assert nn.requires_python == ">=3.11"
+    assert nn.dependencies(siblings=True) == {"mt-fast"}
+    assert nn.dependencies("cuda", siblings=True) == {"mt-cuda"}
+    assert nn.dependencies(None, siblings=True) == {"mt-fast", "mt-cuda"}
+    assert nn.sibling_extras == ["cuda"]
+    assert not nn.requires_python.contains("3.10")
     tensor = packages["mt-tensor"]
-    assert tensor.siblings == ("mt-autodiff",)
-    assert tensor.third_party == ("numpy",)
-    assert tensor.optional_third_party == {"test": ("pytest",)}
-    assert tensor.sibling_extras == ()
+    assert tensor.dependencies(siblings=True) == {"mt-autodiff"}
+    assert tensor.dependencies(siblings=False) == {"numpy"}
+    assert tensor.dependencies("test", siblings=False) == {"pytest"}
+    assert tensor.sibling_extras == []
     assert str(tensor.path) == "packages/mt-tensor"
     assert tensor.version == "0.1.0"
 
 
-def test_requirement_names_are_normalized():
-    assert mr.requirement_name("Mt_Autodiff[extra] >=0.1 ; python_version>'3'") == "mt-autodiff"
-    assert mr.requirement_name("numba.cuda>=1") == "numba-cuda"
-    with pytest.raises(mr.RepoError, match="distribution name"):
-        mr.requirement_name(">=1.0")
+def test_sibling_names_are_normalized(repo):
+    # packaging reads the requirement: case, separators, extras and markers do not hide a
+    # sibling edge.
+    write_package(repo, "extra", ["Mt_Autodiff[x] >=0.1 ; python_version>'3'"])
+    assert mr.load_packages(repo)["mt-extra"].dependencies(siblings=True) == {"mt-autodiff"}
 
 
 def test_unknown_mt_dependency_is_an_error(repo):
@@ -122,14 +128,14 @@ def test_missing_version_file_is_an_error(repo):
 def test_cycle_is_named(tmp_path):
     write_package(tmp_path, "a", ["mt-b"])
     write_package(tmp_path, "b", [], {"x": ["mt-a"]})
-    with pytest.raises(mr.RepoError, match="cycle: mt-a -> mt-b -> mt-a"):
+    with pytest.raises(mr.RepoError, match=r"cycle: mt-(a|b) -> mt-(b|a) -> mt-\1"):
         mr.load_packages(tmp_path)
 
 
 def test_topological_order_puts_dependencies_first(packages):
     order = mr.topological_order(packages)
     for name, package in packages.items():
-        for dep in package.direct_siblings(optional=True):
+        for dep in package.dependencies(None, siblings=True):
             assert order.index(dep) < order.index(name), (dep, name)
 
 
@@ -191,19 +197,24 @@ def test_root_trigger_prefixes_do_not_overmatch(packages):
 # Installing and the matrix.
 
 
+def install_of(packages, name):
+    (entry,) = mr.build_matrix(packages, [name], ["3.12"])["include"]
+    return entry["install"].split()
+
+
 def test_install_targets_are_sibling_directories_in_one_command(packages):
-    assert mr.install_targets(packages, "mt-operators") == ["./packages/mt-operators"]
-    assert mr.install_targets(packages, "mt-autodiff") == [
+    assert install_of(packages, "mt-operators") == ["./packages/mt-operators"]
+    assert install_of(packages, "mt-autodiff") == [
         "./packages/mt-autodiff",
         "./packages/mt-operators",
     ]
-    nn = mr.install_targets(packages, "mt-nn")
+    nn = install_of(packages, "mt-nn")
     assert nn[0] == "./packages/mt-nn[cuda]"
     assert sorted(nn[1:]) == sorted(
         f"./packages/mt-{x}" for x in ("operators", "autodiff", "tensor", "fast", "cuda")
     )
     # Only siblings-adding extras are selected: mt-tensor's "test" extra is not.
-    assert mr.install_targets(packages, "mt-tensor")[0] == "./packages/mt-tensor"
+    assert install_of(packages, "mt-tensor")[0] == "./packages/mt-tensor"
 
 
 def test_matrix_crosses_packages_with_supported_pythons(packages):
@@ -237,28 +248,12 @@ def test_cuda_simulator_only_where_a_cuda_toolchain_is_installed(packages):
 
 @pytest.mark.parametrize(
     ("spec", "expected"),
-    [
-        ("", ["3.10", "3.11", "3.12", "3.13"]),
-        (">=3.10", ["3.10", "3.11", "3.12", "3.13"]),
-        (">=3.11", ["3.11", "3.12", "3.13"]),
-        (">3.11", ["3.12", "3.13"]),
-        (">=3.10, <3.13", ["3.10", "3.11", "3.12"]),
-        ("<=3.11", ["3.10", "3.11"]),
-        ("!=3.12.*", ["3.10", "3.11", "3.13"]),
-        ("==3.12.*", ["3.12"]),
-        ("~=3.11", ["3.11", "3.12", "3.13"]),
-        ("~=3.11.2", ["3.11"]),
-        (">=3.10.2", ["3.10", "3.11", "3.12", "3.13"]),
-    ],
+    [("", ["3.10", "3.13"]), (">=3.10", ["3.10", "3.13"]), (">=3.11,<3.13", [])],
 )
-def test_supported_pythons(spec, expected):
-    assert mr.supported_pythons(spec, ["3.10", "3.11", "3.12", "3.13"]) == expected
-
-
-@pytest.mark.parametrize("spec", ["===3.10", ">=3.10a", "~=3", "python>=3"])
-def test_supported_pythons_rejects_what_it_cannot_read(spec):
-    with pytest.raises(mr.RepoError, match="requires-python"):
-        mr.supported_pythons(spec, ["3.12"])
+def test_requires_python_filters_the_matrix(tmp_path, spec, expected):
+    write_package(tmp_path, "solo", [], requires_python=spec)
+    matrix = mr.build_matrix(mr.load_packages(tmp_path), ["mt-solo"], ["3.10", "3.13"])
+    assert [e["python"] for e in matrix["include"]] == expected
 
 
 # Command line.
@@ -361,7 +356,7 @@ def test_check_dists(tmp_path):
     with pytest.raises(mr.RepoError, match=re.escape("unexpected files: mt_operators-0.1.0-py3")):
         mr.check_dists(dist, "mt-autodiff", "0.1.0")
     with pytest.raises(
-        mr.RepoError, match=re.escape("expected one sdist mt_autodiff-0.2.0.tar.gz")
+        mr.RepoError, match=re.escape("expected one sdist of mt-autodiff 0.2.0, found 0")
     ):
         mr.check_dists(dist, "mt-autodiff", "0.2.0")
 
@@ -397,7 +392,7 @@ def test_ci_installs_the_test_tools_hatch_uses():
         r
         # The test env inherits the default env's dependencies (pytest, hypothesis).
         for r in hatch["envs"]["default"]["dependencies"]
-        if mr.requirement_name(r) in {"pytest", "hypothesis"}
+        if Requirement(r).name in {"pytest", "hypothesis"}
     ]
     ci = _workflow_texts()["ci.yml"]
     assert len(tools) == 2

@@ -81,9 +81,14 @@ class Layer:
         return m.group(1)
 
     def sibling_dependencies(self) -> list[str]:
-        """Names of the lower layers this one depends on directly (``operators``...)."""
+        """Names of the lower layers this one depends on directly (``operators``...).
+
+        mt-root (the ``minitorch`` namespace root, required by every layer) is not a layer
+        of the course: the wheelhouses always hold it.
+        """
         reqs = [Requirement(r) for r in self.pyproject()["project"].get("dependencies", [])]
-        return [r.name.removeprefix("mt-") for r in reqs if r.name.startswith("mt-")]
+        siblings = [r for r in reqs if r.name.startswith("mt-") and r.name != "mt-root"]
+        return [r.name.removeprefix("mt-") for r in siblings]
 
 
 @dataclass(frozen=True)

@@ -77,7 +77,7 @@ def _pin(requirements: Iterable[str], cal: Calendar) -> list[str]:
     for text in requirements:
         req = Requirement(text)
         name = req.name.removeprefix("mt-")
-        if req.name.startswith("mt-"):
+        if req.name.startswith("mt-") and req.name != "mt-root":  # mt-root keeps its range
             extras = f"[{','.join(sorted(req.extras))}]" if req.extras else ""
             out.append(f"{req.name}{extras}=={cal.layer(name).solution_version}")
         else:
@@ -294,8 +294,9 @@ def _test_tree(layer: Layer, where: Path, *, hidden: bool) -> Path:
 
 
 def _wheelhouse(cal: Calendar, layers: Iterable[str], where: Path) -> Path:
-    """Build the wheels of ``layers`` from the checkout into ``where``."""
+    """Build the wheels of ``layers``, and of mt-root that every layer requires, into ``where``."""
     where.mkdir(parents=True, exist_ok=True)
+    build_wheel(REPO / "packages" / "mt-root", where)
     for name in layers:
         layer = cal.layer(name)
         if layer.checkout_version() != layer.solution_version:

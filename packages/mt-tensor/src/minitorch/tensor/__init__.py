@@ -4,6 +4,10 @@ Importing this package never imports numba: faster backends live in mt-fast and 
 and are found by name with ``backend("fast")``.
 """
 
+import sys
+import types
+from typing import Any
+
 from minitorch.autodiff import no_grad
 
 from .__about__ import __version__
@@ -41,6 +45,8 @@ from .tensor_data import (
     MAX_DIMS,
     IndexingError,
     TensorData,
+    UserIndex,
+    UserShape,
     broadcast_index,
     check_dim,
     check_shape,
@@ -101,6 +107,8 @@ __all__ = [
     "TensorBackend",
     "TensorData",
     "TensorOps",
+    "UserIndex",
+    "UserShape",
     "View",
     "__version__",
     "available_backends",
@@ -127,3 +135,13 @@ __all__ = [
     "to_index",
     "zeros",
 ]
+
+
+class _CallableModule(types.ModuleType):
+    """This package, callable: the course writes ``minitorch.tensor([1, 2])``."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Tensor:
+        return tensor(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule
