@@ -1,19 +1,11 @@
 """MiniTorch explorer: look at the data, the training, the graphs and the strides.
 
 Start it with ``hatch run app`` (or ``streamlit run examples/app/app.py``). Each page is a
-script in ``views/``; what the pages compute lives in the ``explorer`` package next to
-this file.
+script in ``views/``; what the pages compute lives in ``mt_examples.explorer``
+(``examples/mt_examples/explorer``).
 """
 
-import sys
-from pathlib import Path
-
 import streamlit as st
-
-# `streamlit run` puts this folder on sys.path; AppTest and other runners may not.
-HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
 
 st.set_page_config(page_title="MiniTorch explorer", page_icon=":material/hub:", layout="wide")
 

@@ -1,22 +1,22 @@
 #!/usr/bin/env sh
-# Install Debian's Chromium for the explorer's end-to-end test (tests/test_app_e2e.py).
+# Install Debian's Chromium and its WebDriver for the explorer's end-to-end test
+# (tests/test_app_e2e.py drives them with Selenium; nothing is downloaded at test time).
 #
 #     sh examples/app/install-browser.sh
 #
-# Idempotent: does nothing when chromium (or $CHROMIUM) is already there. Needs apt-get and
-# root, or sudo. The test itself starts Chromium headless with a fresh profile.
+# Idempotent: does nothing when chromium and chromedriver (or $CHROMIUM and $CHROMEDRIVER)
+# are already there. Needs apt-get and root, or sudo.
 set -eu
 
-if [ -n "${CHROMIUM:-}" ] && [ -x "$CHROMIUM" ]; then
-  echo "using CHROMIUM=$CHROMIUM"
-  exit 0
-fi
-if command -v chromium >/dev/null 2>&1; then
-  echo "chromium is already installed: $(command -v chromium)"
+browser="${CHROMIUM:-$(command -v chromium || true)}"
+driver="${CHROMEDRIVER:-$(command -v chromedriver || true)}"
+if [ -n "$browser" ] && [ -x "$browser" ] && [ -n "$driver" ] && [ -x "$driver" ]; then
+  echo "chromium and chromedriver are already installed: $browser, $driver"
   exit 0
 fi
 if ! command -v apt-get >/dev/null 2>&1; then
-  echo "no apt-get here: install Chromium yourself and set CHROMIUM=/path/to/chromium" >&2
+  echo "no apt-get here: install Chromium and its chromedriver yourself and set" \
+    "CHROMIUM=/path/to/chromium CHROMEDRIVER=/path/to/chromedriver" >&2
   exit 1
 fi
 
@@ -26,5 +26,6 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends chromium fonts-liberation >/dev/null
+$SUDO apt-get install -y -qq --no-install-recommends chromium chromium-driver fonts-liberation >/dev/null
 chromium --version
+chromedriver --version

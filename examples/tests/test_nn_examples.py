@@ -7,34 +7,39 @@ data, are in mt-nn's README.
 
 from __future__ import annotations
 
+import functools
 import gzip
+import hashlib
+import http.server
 import importlib.util
+import shutil
 import struct
+import threading
+import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 import pytest
-from example_support import load_example
 
 pytest.importorskip("minitorch.nn", reason="mt-nn is not installed")
 pytestmark = pytest.mark.task4_5
 
-EXAMPLES = Path(__file__).resolve().parent.parent
-
-
-def _load(name: str) -> ModuleType:
-    return load_example(name)  # examples/ is on sys.path (examples/tests/conftest.py)
-
 
 @pytest.fixture(scope="module")
 def train_mnist() -> ModuleType:
-    return _load("train_mnist")
+    from mt_examples import train_mnist
+
+    return train_mnist
 
 
 @pytest.fixture(scope="module")
 def train_sentiment() -> ModuleType:
-    return _load("train_sentiment")
+    from mt_examples import train_sentiment
+
+    return train_sentiment
 
 
 def _idx(array: np.ndarray) -> bytes:
@@ -167,20 +172,26 @@ def test_train_sentiment_missing_glove(train_sentiment, sst2_dir, tmp_path, caps
 
 
 def test_bench_nn_step_without_and_with_torch() -> None:
-    bench = _load("bench_nn")
-    row = bench.bench_step(batch=4, threads=1, repeat=2, torch=None, dtype=None)
-    assert len(row.ours) == 2
-    assert row.theirs is None
-    assert "-" in row.line()
+    from mt_examples import bench_nn
+
+    row = bench_nn.bench_step(batch=4, threads=1, repeat=2, torch=None, dtype=None)
+    assert row.ours is not None
+    assert row.ours_median is not None
+    assert 0.0 < row.ours <= row.ours_median
+    assert row.torch is None
+    assert "-" in bench_nn.line(row, 4, 1)
     torch = pytest.importorskip("torch")
-    row = bench.bench_step(batch=4, threads=1, repeat=2, torch=torch, dtype=torch.float64)
-    assert len(row.theirs) == 2
-    assert "x" in row.line()
+    row = bench_nn.bench_step(batch=4, threads=1, repeat=2, torch=torch, dtype=torch.float64)
+    assert row.torch is not None
+    assert row.torch > 0.0
+    assert "x" in bench_nn.line(row, 4, 1)
 
 
 @pytest.mark.parametrize("script", ["train_mnist", "train_sentiment"])
-def test_both_scripts_take_the_shared_run_options(script: str) -> None:
-    module = _load(script)
+def test_both_scripts_take_the_shared_run_options(
+    script: str, request: pytest.FixtureRequest
+) -> None:
+    module = request.getfixturevalue(script)
     argv = "--data-dir d --backend simple --epochs 2 --batch-size 8 --seed 3 --threads 1"
     args = module.build_parser().parse_args([*argv.split(), "--no-progress"])
     assert (args.data_dir, args.backend, args.epochs, args.batch_size) == ("d", "simple", 2, 8)
@@ -190,5 +201,151 @@ def test_both_scripts_take_the_shared_run_options(script: str) -> None:
         module.DEFAULTS["epochs"],
         module.DEFAULTS["batch_size"],
     )
-    with pytest.raises(SystemExit):
-        module.build_parser().parse_args(["--epochs", "0"])
+    formatter = module.build_parser()._get_formatter()
+    for action in module.build_parser()._actions:  # help on every option, defaults once
+        text = formatter._get_help_string(action) or ""
+        assert action.help, f"{action.option_strings} has no help"
+        assert text.count("(default:") <= 1, text
+        assert "(default: None)" not in text
+
+
+@pytest.mark.parametrize("script", ["train_mnist", "train_sentiment"])
+@pytest.mark.parametrize(
+    "argv",
+    ["--lr inf", "--lr nan", "--lr 0", "--epochs 0", "--epochs 99999999999999999999999",
+     "--dropout 1.5"],
+)  # fmt: skip
+def test_bad_options_are_refused_before_training(
+    script: str, argv: str, request: pytest.FixtureRequest, capsys: pytest.CaptureFixture[str]
+) -> None:
+    module = request.getfixturevalue(script)
+    with pytest.raises(SystemExit) as exc:
+        module.main(argv.split())
+    assert exc.value.code == 2
+    assert f"argument {argv.split()[0]}: expected" in capsys.readouterr().err
+
+
+def test_train_mnist_out_dir_that_is_a_file_fails_before_training(
+    train_mnist, mnist_dir, tmp_path, capsys, monkeypatch
+) -> None:
+    monkeypatch.setattr(train_mnist.MNIST, "load", lambda *a: pytest.fail("loaded the data"))
+    taken = tmp_path / "taken"
+    taken.write_text("not a folder")
+    with pytest.raises(SystemExit) as exc:
+        train_mnist.main(["--data-dir", str(mnist_dir), "--out-dir", str(taken), "--no-progress"])
+    assert exc.value.code == 2
+    assert f"{taken} is a file, not a folder" in capsys.readouterr().err
+
+
+def test_train_mnist_stops_when_the_loss_diverges(
+    train_mnist,
+    mnist_dir,
+    tmp_path,
+    capsys,
+) -> None:
+    options = "--lr 1e300 --optimizer sgd --epochs 3 --batch-size 16 --no-progress"
+    argv = ["--data-dir", str(mnist_dir), "--out-dir", str(tmp_path), *options.split()]
+    with pytest.raises(SystemExit) as exc:
+        train_mnist.main(argv)
+    assert exc.value.code == 1
+    err = capsys.readouterr().err.strip()
+    assert "training diverged" in err
+    assert "Traceback" not in err
+
+
+def test_train_sentiment_header_only_train_split_is_a_clear_error(
+    train_sentiment, sst2_dir, tmp_path, capsys
+) -> None:
+    for folder in ("sst2", "glove"):
+        (tmp_path / folder).mkdir()
+    (tmp_path / "sst2" / "train.tsv").write_text("sentence\tlabel\n", encoding="utf-8")
+    for name in ("sst2/dev.tsv", "glove/glove.6B.50d.txt"):
+        (tmp_path / name).write_bytes((sst2_dir / name).read_bytes())
+    with pytest.raises(SystemExit) as exc:
+        train_sentiment.main(["--data-dir", str(tmp_path), "--no-progress"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "train" in err
+    assert "Traceback" not in err
+
+
+@pytest.fixture
+def mirror(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """A local HTTP server on 127.0.0.1 serving the folder it yields (no internet)."""
+    root = tmp_path / "mirror"
+    root.mkdir()
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler) as server:
+        handler.log_message = lambda *a: None  # type: ignore[attr-defined]
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        yield f"http://127.0.0.1:{server.server_address[1]}", root
+        server.shutdown()
+
+
+def _remote(path: Path) -> Any:
+    """The mt-nn download entry of a generated file: its name and checksum, no public home."""
+    from minitorch.nn.download import Remote
+
+    data = path.read_bytes()
+    return Remote(path.name, (), hashlib.sha256(data).hexdigest(), len(data))
+
+
+def test_train_mnist_downloads_from_a_mirror(
+    train_mnist, mnist_dir, mirror, tmp_path, monkeypatch
+) -> None:
+    url, served = mirror
+    shutil.copytree(mnist_dir / "mnist", served / "mnist")
+    remotes = [_remote(p) for p in sorted((served / "mnist").iterdir())]
+    monkeypatch.setattr(train_mnist.MNIST, "REMOTES", remotes)
+    data = tmp_path / "data"
+    argv = ["--download", "--mirror", url, "--data-dir", str(data), "--out-dir", str(tmp_path)]
+    result = train_mnist.main([*argv, "--epochs", "1", "--no-progress", "--no-plot"])
+    assert result["train_images"] == 96
+    for remote in remotes:
+        assert (data / "mnist" / remote.name).read_bytes() == (
+            served / "mnist" / remote.name
+        ).read_bytes()
+
+
+def test_train_sentiment_downloads_from_a_mirror(
+    train_sentiment, sst2_dir, mirror, tmp_path, monkeypatch
+) -> None:
+    url, served = mirror
+    for folder, archive, members in (
+        (
+            "sst2",
+            "SST-2.zip",
+            {"SST-2/train.tsv": "sst2/train.tsv", "SST-2/dev.tsv": "sst2/dev.tsv"},
+        ),
+        ("glove", "glove.6B.zip", {"glove.6B.50d.txt": "glove/glove.6B.50d.txt"}),
+    ):
+        (served / folder).mkdir()
+        with zipfile.ZipFile(served / folder / archive, "w") as z:
+            for name, source in members.items():
+                z.write(sst2_dir / source, name)
+        owner = train_sentiment.SST2 if folder == "sst2" else train_sentiment.GloVe
+        monkeypatch.setattr(owner, "REMOTE", _remote(served / folder / archive))
+    data = tmp_path / "data"
+    argv = ["--download", "--mirror", url, "--data-dir", str(data), "--filters", "4"]
+    result = train_sentiment.main([*argv, "--epochs", "1", "--no-progress"])
+    assert result["train_phrases"] == 64
+    assert (data / "glove" / "glove.6B.50d.txt").is_file()
+
+
+def test_a_failed_download_is_a_one_line_error(
+    train_mnist, mirror, tmp_path, monkeypatch, capsys
+) -> None:
+    url, served = mirror  # serves nothing: every file is a 404
+    (served / "mnist").mkdir()
+    (served / "mnist" / "x.gz").write_bytes(b"x")
+    monkeypatch.setattr(train_mnist.MNIST, "REMOTES", [_remote(served / "mnist" / "x.gz")])
+    (served / "mnist" / "x.gz").unlink()
+    with pytest.raises(SystemExit) as exc:
+        train_mnist.main(
+            ["--download", "--mirror", url, "--data-dir", str(tmp_path), "--no-progress"]
+        )
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "x.gz" in err
+    assert "Traceback" not in err

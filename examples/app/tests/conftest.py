@@ -1,19 +1,8 @@
-"""Put the app's folder (package ``explorer``) and this folder on ``sys.path``.
+"""Fixtures of the explorer's tests (helpers: ``mt_examples.testing``)."""
 
-``streamlit run`` does the same for the app; tests import ``explorer`` and the helpers
-here (``app_support``, ``app_browser``) as top-level modules.
-"""
-
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-
-HERE = Path(__file__).resolve().parent
-for folder in (HERE.parent, HERE):
-    if str(folder) not in sys.path:
-        sys.path.insert(0, str(folder))
 
 
 @pytest.fixture

@@ -7,14 +7,14 @@ import time
 
 import numpy as np
 import pytest
-from app_support import require_app_packages
+from mt_examples.testing import require_app_packages
 
 require_app_packages()
 
-from explorer.autodiff_graph import graph_nodes, node_derivatives, to_dot  # noqa: E402
-from explorer.expression import ExpressionError, evaluate, parse_variables  # noqa: E402
-from explorer.strides import StrideError, explore, parse_shape, position_formula  # noqa: E402
-from explorer.training import (  # noqa: E402
+from mt_examples.explorer.autodiff_graph import graph_nodes, node_derivatives, to_dot  # noqa: E402
+from mt_examples.explorer.expression import ExpressionError, evaluate, parse_variables  # noqa: E402
+from mt_examples.explorer.strides import StrideError, explore, parse_shape, position_formula  # noqa: E402
+from mt_examples.explorer.training import (  # noqa: E402
     TrainingConfig,
     TrainingJob,
     backend_problem,
@@ -45,7 +45,6 @@ def test_expression_builds_the_graph_and_backward_matches_the_math() -> None:
         ("-x * 3 + 1", -5.0),
         ("x.sigmoid() * y.relu()", 0.5 / (1 + math.exp(-2.0))),
         ("(-x).relu() + (2).exp()", math.exp(2.0)),
-        ("x / (y - 0.5)", math.inf),  # Scalar division follows IEEE: no exception
     ],
 )
 def test_expression_values(text: str, expected: float) -> None:
@@ -72,6 +71,8 @@ def test_expression_values(text: str, expected: float) -> None:
         ("x < y", "a comparison is not allowed"),
         ("(x", "not a valid expression"),
         ("1 / 0", "division by zero"),
+        ("x / 0", "division by zero"),  # Scalar division alone would give inf
+        ("x / (y - 0.5)", "division by zero"),
         ("2 + 3", "does not use any variable"),
         ("", "type an expression"),
         ("x + " * 100 + "x", "characters long"),
@@ -90,6 +91,7 @@ def test_expression_whitelist_rejects_with_a_clear_message(text: str, message: s
         ("x", "needs a value"),
         ("x = a", "not a number"),
         ("x = 1, x = 2", "declared twice"),
+        ("x = 1, \uff58 = 2", "declared twice"),  # full-width x is x (NFKC)
         ("1x = 2", "not a usable variable name"),
         ("for = 2", "not a usable variable name"),
         ("x = inf", "must be finite"),
@@ -100,6 +102,15 @@ def test_variable_list_errors(text: str, message: str) -> None:
     with pytest.raises(ExpressionError) as exc:
         parse_variables(text)
     assert message in str(exc.value)
+
+
+@pytest.mark.task1_4
+def test_a_full_width_variable_name_can_be_used() -> None:
+    variables = parse_variables("\uff58 = 2, y = 0.5")  # declared as full-width x
+    assert variables == {"x": 2.0, "y": 0.5}
+    for text in ("\uff58 * y", "x * y"):  # Python reads both names as x
+        assert evaluate(text, variables).output.data == pytest.approx(1.0)
+    assert evaluate("\uff58 + 1", {"\uff58": 1.0}).output.data == pytest.approx(2.0)
 
 
 @pytest.mark.task1_4
@@ -258,9 +269,10 @@ def test_job_reports_a_failure(stop_training: list) -> None:
 
 @pytest.mark.task2_5
 def test_probability_grid_of_the_tensor_model() -> None:
-    from explorer.examples import load_example
+    from mt_examples import train_tensor
+    from mt_examples.toy import ToyConfig
 
-    result = load_example("train_tensor").train("simple", points=6, hidden=2, epochs=1)
-    grid = probability_grid(result["model"], "simple", 5)
+    result = train_tensor.train(ToyConfig("simple", points=6, hidden=2, epochs=1))
+    grid = probability_grid(result.model, "simple", 5)
     assert grid.shape == (5, 5)
     assert ((grid >= 0.0) & (grid <= 1.0)).all()

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from app_support import (
+from mt_examples.testing import (
     APP,
     missing,
     require_app_packages,
@@ -149,7 +149,7 @@ def test_train_page_trains_a_network_of_scalars(stop_training: list) -> None:
 
 @pytest.mark.task3_5
 def test_train_page_trains_on_the_fast_backend(stop_training: list) -> None:
-    from explorer.training import backend_problem
+    from mt_examples.explorer.training import backend_problem
 
     if backend_problem("fast"):
         missing("the fast backend", backend_problem("fast") or "")
@@ -291,19 +291,19 @@ def test_strides_page_examples_and_errors() -> None:
 def mnist_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Fake MNIST test files in ``MINITORCH_DATA``, and no checkpoint anywhere (yet)."""
     require_mt_nn()
-    import explorer.mnist
+    from mt_examples.explorer import mnist as explorer_mnist
 
     monkeypatch.setenv("MINITORCH_DATA", str(write_fake_mnist(tmp_path / "data")))
     monkeypatch.delenv("MINITORCH_CHECKPOINT", raising=False)
-    monkeypatch.setattr(explorer.mnist, "RUNS_DIR", tmp_path / "runs")
+    monkeypatch.setattr(explorer_mnist, "RUNS_DIR", tmp_path / "runs")
     return tmp_path
 
 
 @pytest.mark.task4_5
 def test_mnist_page_without_mt_nn_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
-    import explorer.mnist
+    from mt_examples.explorer import mnist as explorer_mnist
 
-    monkeypatch.setattr(explorer.mnist, "nn_problem", lambda: "mt-nn is not installed (...)")
+    monkeypatch.setattr(explorer_mnist, "nn_problem", lambda: "mt-nn is not installed (...)")
     at = open_page("mnist")
     assert at.info[0].value.startswith("The MNIST page needs mt-nn: mt-nn is not installed")
     assert not images(at)

@@ -2,8 +2,8 @@
 
 import pandas as pd
 import streamlit as st
-from explorer.autodiff_graph import graph_nodes, to_dot
-from explorer.expression import ExpressionError, evaluate, parse_variables
+from mt_examples.explorer.autodiff_graph import graph_nodes, to_dot
+from mt_examples.explorer.expression import ExpressionError, evaluate, parse_variables
 
 from minitorch.autodiff import central_difference
 

@@ -1,7 +1,7 @@
 """Datasets: the six toy datasets as scatter plots, with N and the seed adjustable."""
 
 import streamlit as st
-from explorer.plots import CONFIG, dataset_figure
+from mt_examples.explorer.plots import CONFIG, dataset_figure
 
 from minitorch.operators import datasets
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import streamlit as st
-from explorer.mnist import (
+from mt_examples.explorer.mnist import (
     MnistError,
     find_checkpoint,
     first_layer,
@@ -19,7 +19,7 @@ from explorer.mnist import (
     predict,
     sample_images,
 )
-from explorer.plots import CONFIG, filters_figure
+from mt_examples.explorer.plots import CONFIG, filters_figure
 
 COLUMNS = 8
 

@@ -1,14 +1,14 @@
 """Train: fit the course's network on a toy dataset, watching the loss and the boundary.
 
-Training runs in a background thread (``explorer.training.TrainingJob``) that calls the
+Training runs in a background thread (``mt_examples.explorer.training.TrainingJob``) that calls the
 examples' own ``train(...)``. A fragment redraws the progress every half second while it
 runs, so the page stays responsive and the Stop button works at any time. The URL can
 preset the form: ``/train?dataset=spiral&backend=simple&epochs=100``.
 """
 
 import streamlit as st
-from explorer.plots import CONFIG, boundary_figure, loss_figure
-from explorer.training import (
+from mt_examples.explorer.plots import CONFIG, boundary_figure, loss_figure
+from mt_examples.explorer.training import (
     BACKENDS,
     TrainingConfig,
     TrainingJob,
@@ -115,10 +115,6 @@ def progress_view() -> None:
                 if cfg.backend == "fast"
                 else "."
             )
-        )
-    if not p.live:
-        st.warning(
-            "examples/train_*.py has no `on_epoch` hook, so progress appears only at the end."
         )
     st.progress(done / p.epochs, text=f"{cfg.backend} on {cfg.dataset}: epoch {done}/{p.epochs}")
     metrics = st.columns(4)

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from minitorch.cuda import is_available
-from minitorch.cuda.device import simulator_enabled
+from minitorch.cuda import is_available, simulator_enabled
 
 
 def _where() -> str:

@@ -219,6 +219,9 @@ NO_GPU_SCRIPT = textwrap.dedent(
         "tensor": lambda: tensor([1.0, 2.0], backend=mc.CudaBackend),
         "zeros": lambda: zeros((2, 2), backend=mc.CudaBackend),
         "to": lambda: tensor([1.0, 2.0]).to(mc.CudaBackend),
+        "require_device": mc.require_device,
+        "to_device": lambda: mc.to_device([1.0, 2.0]),
+        "device_zeros": lambda: mc.device_zeros(3),
     }
     for name, attempt in attempts.items():
         try:

@@ -39,11 +39,11 @@ def small_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.task3_3
 def test_launch_configuration() -> None:
-    assert launch.elementwise(1) == (1, 1)
-    assert launch.elementwise(launch.THREADS_PER_BLOCK) == (1, launch.THREADS_PER_BLOCK)
-    assert launch.elementwise(launch.THREADS_PER_BLOCK + 1) == (2, launch.THREADS_PER_BLOCK)
-    assert [launch.reduction(n) for n in (0, 1, 2, 3, 5, 200)] == [1, 1, 2, 4, 8, 256]
-    assert launch.reduction(10**6) == launch.THREADS_PER_BLOCK
+    assert launch.elementwise_launch(1) == (1, 1)
+    assert launch.elementwise_launch(launch.THREADS_PER_BLOCK) == (1, launch.THREADS_PER_BLOCK)
+    assert launch.elementwise_launch(launch.THREADS_PER_BLOCK + 1) == (2, launch.THREADS_PER_BLOCK)
+    assert [launch.reduction_threads(n) for n in (0, 1, 2, 3, 5, 200)] == [1, 1, 2, 4, 8, 256]
+    assert launch.reduction_threads(10**6) == launch.THREADS_PER_BLOCK
     assert launch.tiles(1, 3, 2) == ((1, 1, 1), (3, 3))
     t = launch.TILE
     assert launch.tiles(5, 2 * t + 1, t) == ((1, 3, 5), (t, t))

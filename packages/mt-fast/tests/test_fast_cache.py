@@ -18,10 +18,10 @@ import minitorch.tensor
 SCRIPT = """
 import json
 import numpy as np
-from minitorch.fast import FastBackend, kernels
+from minitorch.fast import FastBackend, tuned
 from minitorch.tensor import from_numpy
 out = FastBackend.neg_map(from_numpy(np.array([1.0, 2.0]), FastBackend)).to_numpy()
-stats = kernels.KERNELS["map[neg]"].stats
+stats = tuned.KERNELS["map[neg]"].stats
 print(json.dumps({"out": out.tolist(), "hits": sum(stats.cache_hits.values()),
                   "misses": sum(stats.cache_misses.values())}))
 """

@@ -10,38 +10,43 @@ import numpy as np
 import pytest
 
 import minitorch.tensor as mt
-from minitorch.fast import FastBackend, diagnostics, kernels, vecmath
+from minitorch.fast import FastBackend, PlainFastBackend, diagnostics, runtime, tuned, vecmath
 from minitorch.fast._cache import DependencyAwareLocator
 from minitorch.operators import scalar as ops
-from minitorch.tensor import IndexingError, Tensor, TensorData, from_numpy
+from minitorch.tensor import IndexingError, Tensor, TensorBackend, TensorData, from_numpy
 
 F = FastBackend
 rng = np.random.default_rng(1234)
 
 
-def fast(array: np.ndarray) -> Tensor:
-    return from_numpy(np.ascontiguousarray(array), F)
+def fast(array: np.ndarray, backend: TensorBackend = F) -> Tensor:
+    return from_numpy(np.ascontiguousarray(array), backend)
 
 
 def big(*shape: int) -> np.ndarray:
     return rng.standard_normal(shape)
 
 
+BOTH = pytest.mark.parametrize("be", [FastBackend, PlainFastBackend], ids=["tuned", "plain"])
+"""Run a test on the tuned kernels (``FastBackend``) and the course's plain ones."""
+
+
 def test_work_sizes_below_reach_the_parallel_paths() -> None:
     # The sizes in this file are chosen above the single-thread threshold.
-    assert kernels.GRAIN < 300 * 400
+    assert runtime.GRAIN < 300 * 400
 
 
+@BOTH
 @pytest.mark.task3_1
 @pytest.mark.parametrize(
     ("name", "ref"),
     [("neg_map", np.negative), ("exp_map", np.exp), ("relu_map", lambda x: np.maximum(x, 0))],
 )
-def test_map_contiguous_and_permuted(name: str, ref: object) -> None:
+def test_map_contiguous_and_permuted(name: str, ref: object, be: TensorBackend) -> None:
     x = big(300, 400)
-    op = getattr(F, name)
-    np.testing.assert_allclose(op(fast(x)).to_numpy(), ref(x))  # type: ignore[operator]
-    permuted = fast(x.T).permute(1, 0)  # same values, transposed storage
+    op = getattr(be, name)
+    np.testing.assert_allclose(op(fast(x, be)).to_numpy(), ref(x))  # type: ignore[operator]
+    permuted = fast(x.T, be).permute(1, 0)  # same values, transposed storage
     assert not permuted.is_contiguous()
     np.testing.assert_allclose(op(permuted).to_numpy(), ref(x))  # type: ignore[operator]
 
@@ -53,6 +58,7 @@ def test_map_into_broadcast_output() -> None:
     np.testing.assert_array_equal(out.to_numpy(), np.broadcast_to(x, (300, 500)))
 
 
+@BOTH
 @pytest.mark.task3_1
 @pytest.mark.parametrize(
     ("shape_a", "shape_b"),
@@ -63,10 +69,12 @@ def test_map_into_broadcast_output() -> None:
         ((2, 150, 400), (150, 1)),
     ],
 )
-def test_zip_broadcast(shape_a: tuple[int, ...], shape_b: tuple[int, ...]) -> None:
+def test_zip_broadcast(
+    shape_a: tuple[int, ...], shape_b: tuple[int, ...], be: TensorBackend
+) -> None:
     a, b = big(*shape_a), big(*shape_b)
-    np.testing.assert_allclose(F.add_zip(fast(a), fast(b)).to_numpy(), a + b)
-    np.testing.assert_allclose(F.mul_zip(fast(a), fast(b)).to_numpy(), a * b)
+    np.testing.assert_allclose(be.add_zip(fast(a, be), fast(b, be)).to_numpy(), a + b)
+    np.testing.assert_allclose(be.mul_zip(fast(a, be), fast(b, be)).to_numpy(), a * b)
 
 
 @pytest.mark.task3_1
@@ -76,14 +84,15 @@ def test_zip_permuted_inputs() -> None:
     np.testing.assert_allclose(out.to_numpy(), a.T * b)
 
 
+@BOTH
 @pytest.mark.task3_1
 @pytest.mark.parametrize("shape", [(700, 300), (3, 200, 1100), (40000, 1), (1, 40000)])
-def test_reduce_every_dim(shape: tuple[int, ...]) -> None:
+def test_reduce_every_dim(shape: tuple[int, ...], be: TensorBackend) -> None:
     x = big(*shape)
     for dim in range(len(shape)):
-        got = F.add_reduce(fast(x), dim).to_numpy()
+        got = be.add_reduce(fast(x, be), dim).to_numpy()
         np.testing.assert_allclose(got, x.sum(axis=dim, keepdims=True), rtol=1e-9, atol=1e-9)
-        got = F.max_reduce(fast(x), dim).to_numpy()
+        got = be.max_reduce(fast(x, be), dim).to_numpy()
         np.testing.assert_array_equal(got, x.max(axis=dim, keepdims=True))
 
 
@@ -107,6 +116,7 @@ def test_parallel_reduction_is_deterministic() -> None:
             np.testing.assert_array_equal(F.add_reduce(x, dim).to_numpy(), first)
 
 
+@BOTH
 @pytest.mark.task3_2
 @pytest.mark.parametrize(
     ("shape_a", "shape_b"),
@@ -119,9 +129,11 @@ def test_parallel_reduction_is_deterministic() -> None:
         ((2, 65, 129), (129, 257)),  # batch against a plain matrix
     ],
 )
-def test_matmul_against_numpy(shape_a: tuple[int, ...], shape_b: tuple[int, ...]) -> None:
+def test_matmul_against_numpy(
+    shape_a: tuple[int, ...], shape_b: tuple[int, ...], be: TensorBackend
+) -> None:
     a, b = big(*shape_a), big(*shape_b)
-    np.testing.assert_allclose((fast(a) @ fast(b)).to_numpy(), a @ b, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose((fast(a, be) @ fast(b, be)).to_numpy(), a @ b, rtol=1e-9, atol=1e-9)
 
 
 @pytest.mark.task3_2
@@ -203,9 +215,9 @@ def test_backend_found_by_name() -> None:
 @pytest.mark.task3_1
 def test_every_kernel_is_cached_through_the_dependency_aware_locator() -> None:
     F.neg_map(fast(big(2, 2)))  # make sure at least one closure kernel exists
-    assert "matmul" in kernels.KERNELS
-    assert "map[neg]" in kernels.KERNELS
-    for name, kernel in kernels.KERNELS.items():
+    assert "matmul" in tuned.KERNELS
+    assert "map[neg]" in tuned.KERNELS
+    for name, kernel in tuned.KERNELS.items():
         cache = kernel._cache
         assert type(cache).__name__ == "FunctionCache", name
         assert isinstance(cache._impl.locator, DependencyAwareLocator), name
@@ -274,7 +286,7 @@ def test_vector_sigmoid_in_place() -> None:
     x = special_and_random(5000)
     expected = x.copy()
     shape, strides = np.array([5000]), np.array([1])
-    kernels.make_map(ops.sigmoid)(x, shape, strides, x, shape, strides)
+    tuned.make_map(ops.sigmoid)(x, shape, strides, x, shape, strides)
     assert_matches_operator(x, expected, ops.sigmoid)
 
 
@@ -316,3 +328,10 @@ def test_compile_time_reports_every_operation(capsys: pytest.CaptureFixture[str]
     assert "matrix_multiply" in printed
     assert "sigmoid_map" in printed
     assert "(21 operations)" in printed
+
+
+@pytest.mark.task3_1
+def test_compile_time_of_the_plain_kernels(capsys: pytest.CaptureFixture[str]) -> None:
+    assert diagnostics.compile_time(plain=True) > 0
+    assert "(21 operations)" in capsys.readouterr().out
+    assert "map[neg]" in PlainFastBackend.ops.kernel_module().KERNELS  # type: ignore[attr-defined]

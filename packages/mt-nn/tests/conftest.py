@@ -1,9 +1,9 @@
-"""Shared fixtures of mt-nn's tests: the host backends, direct references, torch if present.
+"""Shared fixtures of mt-nn's tests: the backends, direct references, torch if present.
 
 mt-nn's tests run with only mt-nn and its dependencies installed. PyTorch is optional: the
 tests that compare with ``torch.nn.functional`` skip without it, while the direct numpy
-references below always run. The CUDA kernels are tested in ``test_nn_cuda.py`` when
-mt-cuda (the ``cuda`` extra) is installed and a GPU or Numba's simulator is available.
+references below always run. CUDA tensors join the comparisons when mt-cuda (the ``cuda``
+extra) is installed and a GPU or Numba's simulator is available.
 """
 
 from __future__ import annotations
@@ -20,39 +20,47 @@ from minitorch.tensor import SimpleBackend, TensorBackend
 HOST_BACKENDS = [SimpleBackend, FastBackend]
 
 
+def cuda_backend() -> TensorBackend | None:
+    """``CudaBackend`` if mt-cuda is installed and can run kernels here, else None."""
+    try:
+        import minitorch.cuda as mc
+    except ImportError:
+        return None
+    return mc.CudaBackend if mc.is_available() else None
+
+
 @pytest.fixture(params=HOST_BACKENDS, ids=lambda b: b.name)
 def backend(request: pytest.FixtureRequest) -> TensorBackend:
-    """Each host backend: the conv kernels are the Numba ones, the rest the backend's."""
+    """Each host backend (each runs its own conv kernels: ``conv_simple``, ``conv_fast``)."""
     return request.param
 
 
 def conv_reference(
     x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None, reverse: bool = False
 ) -> np.ndarray:
-    """The course's convolution, written out with loops (1-D or 2-D).
+    """The course's convolution with numpy, independently of mt-nn's kernels (1-D or 2-D).
 
     ``out[n, o, y, x] = sum_{c, i, j} in[n, c, y + i, x + j] * w[o, c, i, j]`` with zeros
-    past the edge; ``reverse`` uses ``y - i, x - j``.
+    past the edge: pad after the input, then add one shifted slice per tap. ``reverse``
+    (``y - i, x - j``) pads before it and flips the kernel.
     """
     one_d = x.ndim == 3
     if one_d:
         x, w = x[:, :, None, :], w[:, :, None, :]
-    batch, channels, height, width = x.shape
+    batch, _, height, width = x.shape
     out_ch, _, kh, kw = w.shape
-    sign = -1 if reverse else 1
+    if reverse:
+        padded = np.pad(x, ((0, 0), (0, 0), (kh - 1, 0), (kw - 1, 0)))
+        w = w[:, :, ::-1, ::-1]
+    else:
+        padded = np.pad(x, ((0, 0), (0, 0), (0, kh - 1), (0, kw - 1)))
     out = np.zeros((batch, out_ch, height, width))
-    for n in range(batch):
-        for o in range(out_ch):
-            for yy in range(height):
-                for xx in range(width):
-                    total = 0.0 if b is None else b[o]
-                    for c in range(channels):
-                        for i in range(kh):
-                            for j in range(kw):
-                                y2, x2 = yy + sign * i, xx + sign * j
-                                if 0 <= y2 < height and 0 <= x2 < width:
-                                    total += x[n, c, y2, x2] * w[o, c, i, j]
-                    out[n, o, yy, xx] = total
+    for i in range(kh):
+        for j in range(kw):
+            window = padded[:, :, i : i + height, j : j + width]
+            out += np.einsum("nchw,oc->nohw", window, w[:, :, i, j])
+    if b is not None:
+        out += b[None, :, None, None]
     return out[:, :, 0, :] if one_d else out
 
 

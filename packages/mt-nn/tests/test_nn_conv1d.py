@@ -11,6 +11,8 @@ import minitorch.nn as nn
 from minitorch.fast import FastBackend
 from minitorch.tensor import SimpleBackend, from_numpy, grad_check, tensor
 
+HOST = pytest.mark.parametrize("host", [SimpleBackend, FastBackend], ids=["simple", "fast"])
+
 pytestmark = pytest.mark.task4_1
 
 
@@ -29,11 +31,13 @@ def conv1d_case(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, np.ndarray | N
     return x, w, bias, draw(st.booleans())
 
 
+@HOST
 @given(case=conv1d_case())
-def test_conv1d_matches_direct_reference(case, ref) -> None:
+def test_conv1d_matches_direct_reference(host, case, ref) -> None:
     x, w, b, reverse = case
-    bias = None if b is None else from_numpy(b, FastBackend)
-    out = nn.conv1d(from_numpy(x, FastBackend), from_numpy(w, FastBackend), bias, reverse)
+    bias = None if b is None else from_numpy(b, host)
+    out = nn.conv1d(from_numpy(x, host), from_numpy(w, host), bias, reverse)
+    assert out.backend is host
     np.testing.assert_allclose(out.to_numpy(), ref.conv(x, w, b, reverse), atol=1e-10)
 
 
@@ -71,27 +75,21 @@ def test_conv1d_gradients_property(case) -> None:
         )
 
 
-def test_conv1d_simple_backend_matches_fast(ref) -> None:
-    rng = np.random.default_rng(2)
-    x, w = rng.standard_normal((2, 2, 7)), rng.standard_normal((3, 2, 2))
-    out = nn.conv1d(from_numpy(x, SimpleBackend), from_numpy(w, SimpleBackend))
-    assert out.backend is SimpleBackend
-    np.testing.assert_allclose(out.to_numpy(), ref.conv(x, w), atol=1e-12)
-
-
-def test_conv1d_strided_views(ref) -> None:
+@HOST
+def test_conv1d_strided_views(host, ref) -> None:
     # A transposed input and a permuted weight (views, not contiguous) give the same answer.
     rng = np.random.default_rng(3)
     x, w = rng.standard_normal((2, 3, 5)), rng.standard_normal((4, 3, 2))
-    xt = from_numpy(np.ascontiguousarray(x.transpose(2, 1, 0)), FastBackend).permute(2, 1, 0)
-    wt = from_numpy(np.ascontiguousarray(w.transpose(1, 0, 2)), FastBackend).permute(1, 0, 2)
+    xt = from_numpy(np.ascontiguousarray(x.transpose(2, 1, 0)), host).permute(2, 1, 0)
+    wt = from_numpy(np.ascontiguousarray(w.transpose(1, 0, 2)), host).permute(1, 0, 2)
     assert not xt.is_contiguous()
     assert not wt.is_contiguous()
     np.testing.assert_allclose(nn.conv1d(xt, wt).to_numpy(), ref.conv(x, w), atol=1e-12)
 
 
+@HOST
 @pytest.mark.parametrize("reverse", [False, True])
-def test_conv1d_matches_torch(torch_ref, reverse) -> None:
+def test_conv1d_matches_torch(torch_ref, host, reverse) -> None:
     torch = torch_ref.torch
     rng = np.random.default_rng(4)
     x, w, b = (
@@ -109,9 +107,9 @@ def test_conv1d_matches_torch(torch_ref, reverse) -> None:
         expected = F.conv1d(F.pad(tx, (0, 2)), tw, tb)
     g = rng.standard_normal(expected.shape)
     expected.backward(torch.from_numpy(g))
-    mx, mw, mb = (from_numpy(a, FastBackend).requires_grad_(True) for a in (x, w, b))
+    mx, mw, mb = (from_numpy(a, host).requires_grad_(True) for a in (x, w, b))
     out = nn.conv1d(mx, mw, mb, reverse)
-    out.backward(from_numpy(g, FastBackend))
+    out.backward(from_numpy(g, host))
     np.testing.assert_allclose(out.to_numpy(), expected.detach().numpy(), atol=1e-10)
     np.testing.assert_allclose(mx.grad.to_numpy(), tx.grad.numpy(), atol=1e-10)
     np.testing.assert_allclose(mw.grad.to_numpy(), tw.grad.numpy(), atol=1e-10)

@@ -11,6 +11,8 @@ import minitorch.nn as nn
 from minitorch.fast import FastBackend
 from minitorch.tensor import SimpleBackend, from_numpy, grad_check, tensor
 
+HOST = pytest.mark.parametrize("host", [SimpleBackend, FastBackend], ids=["simple", "fast"])
+
 pytestmark = pytest.mark.task4_2
 
 
@@ -28,11 +30,13 @@ def conv2d_case(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, np.ndarray | N
     return x, w, bias, draw(st.booleans())
 
 
+@HOST
 @given(case=conv2d_case())
-def test_conv2d_matches_direct_reference(case, ref) -> None:
+def test_conv2d_matches_direct_reference(host, case, ref) -> None:
     x, w, b, reverse = case
-    bias = None if b is None else from_numpy(b, FastBackend)
-    out = nn.conv2d(from_numpy(x, FastBackend), from_numpy(w, FastBackend), bias, reverse)
+    bias = None if b is None else from_numpy(b, host)
+    out = nn.conv2d(from_numpy(x, host), from_numpy(w, host), bias, reverse)
+    assert out.backend is host
     np.testing.assert_allclose(out.to_numpy(), ref.conv(x, w, b, reverse), atol=1e-10)
 
 
@@ -82,14 +86,6 @@ def test_conv2d_constant_input_gets_no_gradient_but_weight_does() -> None:
     assert w.grad.to_numpy()[0, 0, 0, 0] == pytest.approx(x.to_numpy().sum(), rel=1e-12)
 
 
-def test_conv2d_simple_backend(ref) -> None:
-    rng = np.random.default_rng(3)
-    x, w = rng.standard_normal((1, 2, 4, 5)), rng.standard_normal((2, 2, 3, 2))
-    out = nn.conv2d(from_numpy(x, SimpleBackend), from_numpy(w, SimpleBackend))
-    assert out.backend is SimpleBackend
-    np.testing.assert_allclose(out.to_numpy(), ref.conv(x, w), atol=1e-12)
-
-
 def test_conv2d_batch_larger_than_one_chunk(ref) -> None:
     # Enough rows that the forward kernel splits the batch into several parallel chunks.
     rng = np.random.default_rng(4)
@@ -104,8 +100,9 @@ def test_conv2d_batch_larger_than_one_chunk(ref) -> None:
     np.testing.assert_allclose(out[-2:], ref.conv(x[-2:], w, b), atol=1e-10)
 
 
+@HOST
 @pytest.mark.parametrize("reverse", [False, True])
-def test_conv2d_matches_torch(torch_ref, reverse) -> None:
+def test_conv2d_matches_torch(torch_ref, host, reverse) -> None:
     torch = torch_ref.torch
     rng = np.random.default_rng(5)
     x, w, b = (
@@ -121,9 +118,9 @@ def test_conv2d_matches_torch(torch_ref, reverse) -> None:
         expected = F.conv2d(F.pad(tx, (0, 1, 0, 2)), tw, tb)
     g = rng.standard_normal(expected.shape)
     expected.backward(torch.from_numpy(g))
-    mx, mw, mb = (from_numpy(a, FastBackend).requires_grad_(True) for a in (x, w, b))
+    mx, mw, mb = (from_numpy(a, host).requires_grad_(True) for a in (x, w, b))
     out = nn.conv2d(mx, mw, mb, reverse)
-    out.backward(from_numpy(g, FastBackend))
+    out.backward(from_numpy(g, host))
     np.testing.assert_allclose(out.to_numpy(), expected.detach().numpy(), atol=1e-10)
     np.testing.assert_allclose(mx.grad.to_numpy(), tx.grad.numpy(), atol=1e-10)
     np.testing.assert_allclose(mw.grad.to_numpy(), tw.grad.numpy(), atol=1e-10)

@@ -30,12 +30,12 @@ SCRIPT = textwrap.dedent(
         print(f"the CUDA compiler toolchain is not installed: {{type(e).__name__}}")
         sys.exit({SKIP})
 
-    from minitorch.nn import _cuda
+    from minitorch.nn import conv_cuda
 
     arr, i64, flag = types.float64[::1], types.int64, types.boolean
     jobs = [
-        ("forward", _cuda._forward_kernel, (arr,) * 4 + (i64,) * 11 + (flag,)),
-        ("weight_grad", _cuda._weight_grad_kernel, (arr,) * 3 + (i64,) * 7 + (flag,)),
+        ("forward", conv_cuda._forward_kernel, (arr,) * 4 + (i64,) * 11 + (flag,)),
+        ("weight_grad", conv_cuda._weight_grad_kernel, (arr,) * 3 + (i64,) * 7 + (flag,)),
     ]
     for name, kernel, sig in jobs:
         ptx, result = cuda.compile_ptx(kernel.py_func, sig, cc=(7, 5))

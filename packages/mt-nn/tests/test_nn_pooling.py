@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -9,7 +11,7 @@ from hypothesis import strategies as st
 
 import minitorch.nn as nn
 from minitorch.fast import FastBackend
-from minitorch.tensor import from_numpy, grad_check
+from minitorch.tensor import Tensor, from_numpy, grad_check
 
 pytestmark = pytest.mark.task4_3
 
@@ -78,6 +80,23 @@ def test_avgpool2d_does_not_copy_a_contiguous_input() -> None:
     assert out.shape == (2, 3, 2, 2)
     out.sum().backward()
     np.testing.assert_allclose(x.grad.to_numpy(), np.full((2, 3, 8, 8), 1 / 16))
+
+
+def test_avgpool2d_keeps_no_tensor_alive_after_its_graph(backend) -> None:
+    # Regression: the averaging matrix was kept in a process-wide lru_cache, holding backend
+    # tensors (GPU memory on CudaBackend) for the life of the process.
+    def matrices() -> int:  # the (kh * width, width / kw) = (30, 2) averaging matrices
+        gc.collect()
+        return sum(1 for o in gc.get_objects() if isinstance(o, Tensor) and o.shape == (30, 2))
+
+    before = matrices()
+    x = from_numpy(np.ones((1, 1, 6, 10)), backend).requires_grad_(True)
+    out = nn.avgpool2d(x, (3, 5))
+    out.sum().backward()
+    assert x.grad is not None
+    assert matrices() == before + 1  # saved by the graph for the backward pass
+    del out, x
+    assert matrices() == before
 
 
 def test_maxpool2d_ties_share_the_gradient() -> None:

@@ -27,17 +27,17 @@ class CudaOps(TensorOps):
     @staticmethod
     def storage_zeros(size: int) -> device.DeviceArray:
         """Allocate ``size`` zeroed floats on the device (no host copy)."""
-        return device.zeros(size)
+        return device.device_zeros(size)
 
     @staticmethod
     def storage_empty(size: int) -> device.DeviceArray:
         """Allocate ``size`` floats on the device for a kernel to fill (no fill kernel)."""
-        return device.empty(size)
+        return device.device_empty(size)
 
     @staticmethod
     def storage_from_numpy(array: npt.NDArray[np.float64]) -> device.DeviceArray:
         """Copy a flat host array to the device (a one-element constant is not copied)."""
-        return device.from_host(array)
+        return device.to_device(array)
 
     @staticmethod
     def storage_to_numpy(storage: device.DeviceArray) -> npt.NDArray[np.float64]:

@@ -24,15 +24,15 @@ from . import launch
 
 __all__ = [
     "DeviceArray",
-    "empty",
-    "from_host",
-    "full",
+    "device_empty",
+    "device_full",
+    "device_zeros",
     "is_available",
     "is_device_array",
     "require_device",
     "simulator_enabled",
+    "to_device",
     "to_host",
-    "zeros",
 ]
 
 DeviceArray = Any
@@ -109,28 +109,28 @@ def _fill(out, value):  # type: ignore[no-untyped-def]
         out[i] = value
 
 
-def full(size: int, value: float) -> DeviceArray:
+def device_full(size: int, value: float) -> DeviceArray:
     """Allocate ``size`` floats on the device, each set to ``value`` by a kernel (no copy)."""
     require_device()
     out = cuda.device_array(size, dtype=np.float64)
     if size > 0:
-        blocks, threads = launch.elementwise(size)
+        blocks, threads = launch.elementwise_launch(size)
         _fill[blocks, threads](out, float(value))
     return out
 
 
-def empty(size: int) -> DeviceArray:
+def device_empty(size: int) -> DeviceArray:
     """Allocate ``size`` uninitialised floats on the device (for a kernel to overwrite)."""
     require_device()
     return cuda.device_array(size, dtype=np.float64)
 
 
-def zeros(size: int) -> DeviceArray:
-    """Allocate ``size`` zeroed floats on the device."""
-    return full(size, 0.0)
+def device_zeros(size: int) -> DeviceArray:
+    """Allocate ``size`` zeroed floats on the device (written by a kernel, no copy)."""
+    return device_full(size, 0.0)
 
 
-def from_host(array: npt.ArrayLike) -> DeviceArray:
+def to_device(array: npt.ArrayLike) -> DeviceArray:
     """Copy host values to a new flat device array.
 
     A one-element array (a scalar constant) is written by the fill kernel instead: the
@@ -139,7 +139,7 @@ def from_host(array: npt.ArrayLike) -> DeviceArray:
     require_device()
     flat = np.ascontiguousarray(array, dtype=np.float64).reshape(-1)
     if flat.size <= 1:
-        return full(flat.size, float(flat[0]) if flat.size else 0.0)
+        return device_full(flat.size, float(flat[0]) if flat.size else 0.0)
     return _to_device(flat)
 
 

@@ -12,7 +12,8 @@ scalar operators of mt-operators are compiled unchanged as device functions.
   operand has the output's contiguous layout, the ordinal is the position: no indexing.
 - ``reduce``: one block per output element. Each thread folds a strided slice of the
   reduced dimension, then the block combines the partial results in shared memory by
-  halving (a tree), so any reduced size works with at most ``THREADS_PER_BLOCK`` threads.
+  halving (a tree, ``block_reduce``), so any reduced size works with at most
+  ``THREADS_PER_BLOCK`` threads.
 - ``matmul``: one block per ``t x t`` tile of the output (and per batch entry). Step by step
   along the inner dimension, the block copies a ``t x t`` tile of A and of B into shared
   memory (each thread copies one element of each), synchronises, and each thread adds up
@@ -28,12 +29,13 @@ from typing import Any
 
 from numba import cuda, types
 
-from minitorch.tensor.tensor_data import MAX_DIMS, broadcast_index, index_to_position, to_index
+from minitorch.tensor import MAX_DIMS, broadcast_index, index_to_position, to_index
 
 from . import launch
 
 __all__ = [
     "KERNELS",
+    "block_reduce",
     "device_fn",
     "make_map",
     "make_reduce",
@@ -55,6 +57,42 @@ def device_fn(fn: Callable[..., Any]) -> Any:
     if compiled is None:
         compiled = _DEVICE_FNS[fn] = cuda.jit(device=True)(fn)
     return compiled
+
+
+_BLOCK_REDUCERS: dict[Callable[..., Any], Any] = {}
+
+
+def block_reduce(fn: Callable[[float, float], float]) -> Any:
+    """Return a device function ``fold(cache, value) -> float``: ``fn`` over a whole block.
+
+    Every thread of the block calls ``fold`` with its own ``value`` (it synchronises the
+    block, so none may skip it) and gets back the fold of all the block's values. ``cache``
+    is a shared float64 array with a slot per thread, e.g.
+    ``cuda.shared.array(THREADS_PER_BLOCK, float64)``. The block size must be a power of two
+    (``reduction_threads`` gives one): each step the first half of the threads folds in the
+    second half, ``log2(threads)`` steps in all. ``fn`` must be associative, as the values
+    are combined in a tree, not left to right. Call ``cuda.syncthreads()`` before writing
+    ``cache`` again. Built once per ``fn``.
+    """
+    fold = _BLOCK_REDUCERS.get(fn)
+    if fold is None:
+        f = device_fn(fn)
+
+        @cuda.jit(device=True)
+        def fold(cache, value):  # type: ignore[no-untyped-def]
+            tid = cuda.threadIdx.x
+            cache[tid] = value
+            cuda.syncthreads()
+            half = cuda.blockDim.x // 2
+            while half > 0:  # the first half folds in the second half
+                if tid < half:
+                    cache[tid] = f(cache[tid], cache[tid + half])
+                cuda.syncthreads()
+                half //= 2
+            return cache[0]
+
+        _BLOCK_REDUCERS[fn] = fold
+    return fold
 
 
 # mt-tensor's index helpers, compiled for the GPU from their own source.
@@ -123,7 +161,7 @@ def make_map(fn: Callable[[float], float]) -> Launcher:
         if aligned:  # one signature for every aligned call, whatever its dimensions
             shape = shape_a = (size,)
             strides = strides_a = (1,)
-        blocks, threads = launch.elementwise(size)
+        blocks, threads = launch.elementwise_launch(size)
         kernel[blocks, threads](out, shape, strides, size, a, shape_a, strides_a, aligned)
 
     return call
@@ -178,7 +216,7 @@ def make_zip(fn: Callable[[float, float], float]) -> Launcher:
         if aligned:
             shape = shape_a = shape_b = (size,)
             strides = strides_a = strides_b = (1,)
-        blocks, threads = launch.elementwise(size)
+        blocks, threads = launch.elementwise_launch(size)
         kernel[blocks, threads](
             out, shape, strides, size, a, shape_a, strides_a, b, shape_b, strides_b, aligned
         )
@@ -198,6 +236,7 @@ def make_reduce(fn: Callable[[float, float], float]) -> Launcher:
     -inf for max) and ``fn`` associative: the block folds in a tree, not left to right.
     """
     f = device_fn(fn)
+    fold = block_reduce(fn)
 
     @cuda.jit
     def kernel(out, out_shape, out_strides, a, a_shape, a_strides, dim, start):  # type: ignore[no-untyped-def]
@@ -213,17 +252,9 @@ def make_reduce(fn: Callable[[float, float], float]) -> Launcher:
         acc = start
         for k in range(tid, a_shape[dim], width):
             acc = f(acc, a[base + k * step])
-        cache[tid] = acc
-        cuda.syncthreads()
-        # Tree: the first half folds in the second half, until one value is left.
-        half = width // 2
-        while half > 0:
-            if tid < half:
-                cache[tid] = f(cache[tid], cache[tid + half])
-            cuda.syncthreads()
-            half //= 2
+        total = fold(cache, acc)  # the block's partial results, folded in a tree
         if tid == 0:
-            out[_index_to_position(index[: len(out_shape)], out_strides)] = cache[0]
+            out[_index_to_position(index[: len(out_shape)], out_strides)] = total
 
     KERNELS[f"reduce[{fn.__name__}]"] = kernel
 
@@ -237,7 +268,7 @@ def make_reduce(fn: Callable[[float, float], float]) -> Launcher:
         blocks = prod(shape)
         if blocks == 0:
             return
-        threads = launch.reduction(shape_a[dim])
+        threads = launch.reduction_threads(shape_a[dim])
         kernel[blocks, threads](out, shape, strides, a, shape_a, strides_a, int(dim), float(start))
 
     return call

@@ -14,10 +14,10 @@ __all__ = [
     "PRACTICE_BLOCK",
     "THREADS_PER_BLOCK",
     "TILE",
-    "elementwise",
+    "elementwise_launch",
     "practice_mm",
     "practice_sum",
-    "reduction",
+    "reduction_threads",
     "tiles",
 ]
 
@@ -31,17 +31,22 @@ MAX_GRID_Z = 65535
 """CUDA's limit on the third grid dimension; the matmul kernel loops over larger batches."""
 
 
-def elementwise(size: int) -> tuple[int, int]:
-    """Return ``(blocks, threads)`` for one thread per element of ``size`` elements."""
+def elementwise_launch(size: int) -> tuple[int, int]:
+    """Return ``(blocks, threads)`` for one thread per element of ``size`` elements.
+
+    ``threads`` is ``THREADS_PER_BLOCK`` (fewer for a smaller ``size``) and ``blocks *
+    threads >= size``: the kernel skips threads whose ordinal ``cuda.grid(1)`` is past the end.
+    """
     threads = max(1, min(THREADS_PER_BLOCK, size))
     return (size + threads - 1) // threads, threads
 
 
-def reduction(n: int) -> int:
+def reduction_threads(n: int) -> int:
     """Return the threads of a reduce block folding ``n`` values: a power of two.
 
-    The tree reduction halves the active threads each step, so the block size must be a
-    power of two; it is the smallest one covering ``n``, at most ``THREADS_PER_BLOCK``.
+    The tree reduction (``block_reduce``) halves the active threads each step, so the block
+    size must be a power of two; it is the smallest one covering ``n``, at most
+    ``THREADS_PER_BLOCK`` (each thread then folds several values first).
     """
     threads = 1
     while threads < n and threads < THREADS_PER_BLOCK:

@@ -77,7 +77,7 @@ def sum_practice(a: Tensor) -> Tensor:
         raise ValueError(f"sum_practice needs a 1-D tensor, got shape {a.shape}")
     a = _on_cuda(a, "sum_practice")
     blocks, threads = launch.practice_sum(a.numel())
-    out = device.zeros(blocks)
+    out = device.device_zeros(blocks)
     _sum_practice[blocks, threads](out, a.tensor_data.storage, a.numel())
     return Tensor(TensorData(out, (blocks,)), backend=CudaBackend)
 
@@ -99,7 +99,7 @@ def mm_practice(a: Tensor, b: Tensor) -> Tensor:
             f"{b.shape} (use a @ b for larger matrices)"
         )
     a, b = _on_cuda(a, "mm_practice"), _on_cuda(b, "mm_practice")
-    out = device.zeros(m * p)
+    out = device.device_zeros(m * p)
     blocks, threads = launch.practice_mm(m, n, p)
     _mm_practice[blocks, threads](out, a._tensor.storage, b._tensor.storage, m, n, p)
     return Tensor(TensorData(out, (m, p)), backend=CudaBackend)

@@ -1,16 +1,48 @@
 """MiniTorch module 3: ``FastOps``, a parallel CPU backend built with Numba.
 
 ``FastBackend`` runs every tensor operation of mt-tensor through parallel kernels; use it
-with ``tensor(..., backend=FastBackend)`` or ``minitorch.tensor.backend("fast")``.
+with ``tensor(..., backend=FastBackend)`` or ``minitorch.tensor.backend("fast")``. It runs
+the tuned kernels (``minitorch.fast.tuned``); ``PlainFastBackend`` runs the course's plain
+kernels (``minitorch.fast.plain``), one ``prange`` loop nest per primitive.
+Importing this package does not import Numba: the kernels are built (or loaded from the
+cache) on the first call of each operation.
 
 Layers above that write kernels of their own (mt-nn) use ``cache_kernels_of`` so their
 cached kernels are invalidated by changes to the code they compile in, and ``run_kernel``
-to launch them with the same small-work policy as the backend's kernels.
+to launch them with the same small-work and thread-safety policy as the backend's kernels.
+Both import Numba when first looked up.
 """
 
-from .__about__ import __version__
-from ._cache import install as cache_kernels_of
-from .fast_ops import FastBackend, FastOps
-from .kernels import run as run_kernel
+from __future__ import annotations
 
-__all__ = ["FastBackend", "FastOps", "__version__", "cache_kernels_of", "run_kernel"]
+from typing import TYPE_CHECKING, Any
+
+from .__about__ import __version__
+from .fast_ops import FastBackend, FastOps, PlainFastBackend, PlainFastOps
+
+if TYPE_CHECKING:
+    from ._cache import install as cache_kernels_of
+    from .runtime import run as run_kernel
+
+__all__ = [
+    "FastBackend",
+    "FastOps",
+    "PlainFastBackend",
+    "PlainFastOps",
+    "__version__",
+    "cache_kernels_of",
+    "run_kernel",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """Import the Numba-side helpers on first use (PEP 562)."""
+    if name == "cache_kernels_of":
+        from ._cache import install
+
+        return install
+    if name == "run_kernel":
+        from .runtime import run
+
+        return run
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

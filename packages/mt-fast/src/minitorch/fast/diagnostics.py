@@ -1,12 +1,13 @@
 """Inspect the parallel kernels: Numba's parallel diagnostics and compile times.
 
-    python -m minitorch.fast.diagnostics parallel [--level 1..4] [--kernel NAME]
-    python -m minitorch.fast.diagnostics compile-time
+    python -m minitorch.fast.diagnostics parallel [--level 1..4] [--kernel NAME] [--plain]
+    python -m minitorch.fast.diagnostics compile-time [--plain]
 
 ``parallel`` compiles every kernel of ``FastBackend`` in a throw-away cache directory (so
 Numba has the parfor report to show) and prints, for each kernel, which loops became
 parallel. ``compile-time`` runs each backend operation once and reports how long the
-first call took: a compile on an empty cache, a load from disk afterwards.
+first call took: a compile on an empty cache, a load from disk afterwards. ``--plain``
+looks at the course's plain kernels (``PlainFastBackend``) instead of the tuned ones.
 """
 
 from __future__ import annotations
@@ -28,8 +29,10 @@ def _operation_of(kernel: str) -> str:
     return f"{fn}_{kind}"
 
 
-def exercise_backend(only: str | None = None) -> dict[str, float]:
+def exercise_backend(only: str | None = None, plain: bool = False) -> dict[str, float]:
     """Call every operation of ``FastBackend`` once (or the one running kernel ``only``).
+
+    ``plain`` uses ``PlainFastBackend``.
 
     Returns seconds per operation.
     """
@@ -37,9 +40,9 @@ def exercise_backend(only: str | None = None) -> dict[str, float]:
 
     from minitorch.tensor import TensorBackend, from_numpy
 
-    from . import FastBackend
+    from . import FastBackend, PlainFastBackend
 
-    backend: TensorBackend = FastBackend
+    backend: TensorBackend = PlainFastBackend if plain else FastBackend
     a = from_numpy(np.linspace(0.1, 1.0, 12).reshape(3, 4), backend)
     b = from_numpy(np.linspace(1.0, 2.0, 4), backend)
     timings: dict[str, float] = {}
@@ -63,9 +66,9 @@ def exercise_backend(only: str | None = None) -> dict[str, float]:
     return timings
 
 
-def compile_time() -> float:
+def compile_time(plain: bool = False) -> float:
     """Print the first-call time of every operation and return the total."""
-    timings = exercise_backend()
+    timings = exercise_backend(plain=plain)
     for name, seconds in timings.items():
         print(f"{name:20s} {seconds:8.3f} s")
     total = sum(timings.values())
@@ -73,16 +76,17 @@ def compile_time() -> float:
     return total
 
 
-def parallel(level: int, only: str | None) -> None:
+def parallel(level: int, only: str | None, plain: bool = False) -> None:
     """Compile every kernel (or ``only``) and print Numba's parallel diagnostics.
 
     Run it where nothing is cached yet (``main`` uses a fresh process and cache directory):
     a kernel loaded from disk carries no parfor report.
     """
-    exercise_backend(only)
-    from .kernels import KERNELS
+    exercise_backend(only, plain)
+    from . import FastOps, PlainFastOps
 
-    for name, kernel in sorted(KERNELS.items()):
+    kernels = (PlainFastOps if plain else FastOps).kernel_module().KERNELS
+    for name, kernel in sorted(kernels.items()):
         if only and only != name:
             continue
         print(f"\n=== {name} " + "=" * max(0, 70 - len(name)))
@@ -96,19 +100,21 @@ def main(argv: Sequence[str] | None = None) -> None:
     p = sub.add_parser("parallel", help="print Numba's parallel diagnostics for each kernel")
     p.add_argument("--level", type=int, default=1, choices=[1, 2, 3, 4])
     p.add_argument("--kernel", default=None, help="only this kernel, e.g. 'map[neg]'")
-    sub.add_parser("compile-time", help="time the first call of every operation")
+    c = sub.add_parser("compile-time", help="time the first call of every operation")
+    for command in (p, c):
+        command.add_argument("--plain", action="store_true", help="the course's plain kernels")
     args = parser.parse_args(argv)
     if args.command == "parallel":
-        # A new process with an empty cache: importing this package has already set up
-        # Numba's cache, and kernels loaded from disk carry no parfor report.
+        # A new process with an empty cache: kernels loaded from disk carry no parfor
+        # report.
         env = {**os.environ, "NUMBA_CACHE_DIR": tempfile.mkdtemp(prefix="minitorch-diag-")}
         code = (
             "from minitorch.fast.diagnostics import parallel; "
-            f"parallel({args.level}, {args.kernel!r})"
+            f"parallel({args.level}, {args.kernel!r}, {args.plain!r})"
         )
         raise SystemExit(subprocess.run([sys.executable, "-c", code], env=env).returncode)
     else:
-        compile_time()
+        compile_time(args.plain)
 
 
 if __name__ == "__main__":

@@ -1,55 +1,91 @@
-"""``FastOps``: the backend protocol implemented with the parallel kernels."""
+"""``FastOps``: the backend protocol implemented with the parallel kernels.
+
+Two kernel modules implement it: ``plain``, the course's kernels (one ``prange`` loop nest
+per primitive, what a student writes), and ``tuned``, the same results with fast paths.
+``FastOps`` / ``FastBackend`` run the tuned kernels; ``PlainFastOps`` / ``PlainFastBackend``
+run the plain ones. Both pass the same backend suite.
+
+Nothing here imports Numba: each operation imports its kernel module (and with it Numba,
+the index helpers' registration and the kernel cache) on its first call, and builds its
+kernel then.
+"""
 
 from __future__ import annotations
 
+import functools
+import importlib
 from collections.abc import Callable
-from typing import Any
+from types import ModuleType
+from typing import Any, ClassVar
 
 from minitorch.tensor import TensorBackend, TensorOps
 
-from . import kernels
+__all__ = ["FastBackend", "FastOps", "PlainFastBackend", "PlainFastOps"]
 
-__all__ = ["FastBackend", "FastOps"]
+
+@functools.cache
+def _kernel_module(name: str) -> ModuleType:
+    return importlib.import_module(f"{__package__}.{name}")
+
+
+def _deferred(ops: type[FastOps], factory: str, fn: Any, work_arg: int) -> Callable[..., None]:
+    """A kernel launcher that builds ``ops``' kernel ``factory(fn)`` on its first call.
+
+    ``work_arg`` is the argument whose length is the launch's work (see ``runtime.run``).
+    """
+    launch: Callable[..., None] | None = None
+
+    def call(*args: Any) -> None:
+        nonlocal launch
+        if launch is None:
+            module = ops.kernel_module()
+            launch = functools.partial(module.run, getattr(module, factory)(fn))
+        launch(len(args[work_arg]), *args)
+
+    return call
 
 
 class FastOps(TensorOps):
-    """Parallel CPU backend: Numba ``prange`` kernels over host (numpy) storage."""
+    """Parallel CPU backend: Numba ``prange`` kernels over host (numpy) storage (tuned)."""
 
-    @staticmethod
-    def map_kernel(fn: Callable[[float], float]) -> Callable[..., None]:
+    kernels: ClassVar[str] = "tuned"
+    """The module of ``minitorch.fast`` whose kernels this backend runs."""
+
+    @classmethod
+    def kernel_module(cls) -> ModuleType:
+        """The kernel module (imported, with Numba, on first use)."""
+        return _kernel_module(cls.kernels)
+
+    @classmethod
+    def map_kernel(cls, fn: Callable[[float], float]) -> Callable[..., None]:
         """See ``TensorOps.map_kernel``."""
-        kernel = kernels.make_map(fn)
+        return _deferred(cls, "make_map", fn, 0)
 
-        def call(*args: Any) -> None:
-            kernels.run(kernel, len(args[0]), *args)
-
-        return call
-
-    @staticmethod
-    def zip_kernel(fn: Callable[[float, float], float]) -> Callable[..., None]:
+    @classmethod
+    def zip_kernel(cls, fn: Callable[[float, float], float]) -> Callable[..., None]:
         """See ``TensorOps.zip_kernel``."""
-        kernel = kernels.make_zip(fn)
+        return _deferred(cls, "make_zip", fn, 0)
 
-        def call(*args: Any) -> None:
-            kernels.run(kernel, len(args[0]), *args)
-
-        return call
-
-    @staticmethod
-    def reduce_kernel(fn: Callable[[float, float], float]) -> Callable[..., None]:
+    @classmethod
+    def reduce_kernel(cls, fn: Callable[[float, float], float]) -> Callable[..., None]:
         """See ``TensorOps.reduce_kernel``."""
-        kernel = kernels.make_reduce(fn)
+        return _deferred(cls, "make_reduce", fn, 3)
 
-        def call(*args: Any) -> None:
-            kernels.run(kernel, len(args[3]), *args)
-
-        return call
-
-    @staticmethod
-    def matmul_kernel(*args: Any) -> None:
+    @classmethod
+    def matmul_kernel(cls, *args: Any) -> None:
         """See ``TensorOps.matmul_kernel``."""
-        kernels.matmul(*args)
+        cls.kernel_module().matmul(*args)
 
 
 FastBackend = TensorBackend(FastOps, "fast")
 """The parallel CPU backend (``backend("fast")``)."""
+
+
+class PlainFastOps(FastOps):
+    """``FastOps`` on the course's plain kernels (``minitorch.fast.plain``)."""
+
+    kernels: ClassVar[str] = "plain"
+
+
+PlainFastBackend = TensorBackend(PlainFastOps, "fast-plain")
+"""The parallel CPU backend on the course's plain kernels."""

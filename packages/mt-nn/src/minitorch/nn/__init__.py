@@ -1,8 +1,9 @@
 """MiniTorch module 4: convolution, pooling, softmax, dropout and layers.
 
-``conv1d``/``conv2d`` run parallel Numba kernels on host tensors (``SimpleBackend``,
-``FastBackend``) and CUDA kernels on ``CudaBackend`` tensors (with the ``cuda`` extra);
-everything else is built from the backend primitives, so it runs on any backend.
+``conv1d``/``conv2d`` run the kernels of the input's backend, one module per backend
+(``conv_simple``: plain loops, the course's reference; ``conv_fast``: parallel Numba;
+``conv_cuda``: CUDA, with the ``cuda`` extra), chosen in ``conv.CONV_KERNELS``. Everything
+else is built from the backend primitives, so it runs on any backend.
 """
 
 from .__about__ import __version__

@@ -1,4 +1,4 @@
-"""1-D and 2-D convolution as autodiff ``Function``s over backend-chosen kernels.
+"""1-D and 2-D convolution as autodiff ``Function``s over per-backend kernels.
 
 The course's convolution keeps the input's size. With the kernel anchored at the left (top
 left in 2-D), ``out[b, o, x] = sum_{c, k} in[b, c, x + k] * w[o, c, k]``, reading zero past
@@ -9,31 +9,57 @@ reading zero before the left edge. The backward pass is two more convolutions:
   channel axes swapped, ``w.permute(1, 0, ...)`` (a view);
 - weight gradient: ``grad_w[o, c, k] = sum_{b, x} grad_out[b, o, x] * in[b, c, x +- k]``.
 
-A 1-D convolution is the 2-D one with height 1, so one pair of kernels serves both. Which
-kernels run depends on where the input lives: tensors on a CUDA backend (``backend.cuda``)
-use the CUDA kernels of ``_cuda`` (imported only then); tensors with host (numpy) storage,
-``SimpleBackend`` and ``FastBackend`` alike, use the parallel Numba kernels of ``_kernels``.
+A 1-D convolution is the 2-D one with height 1, so one pair of kernels serves both. Each
+backend has its own pair, in its own module, found in ``CONV_KERNELS`` by the backend's
+name (the name ``backend("fast")`` knows it by): ``conv_simple`` (plain loops, the course's
+reference), ``conv_fast`` (parallel Numba) and ``conv_cuda`` (CUDA, imported only when a
+``CudaBackend`` tensor is convolved). Every module offers the same two functions over flat
+storages:
+
+- ``conv_forward(out, inp, weight, weight_strides, bias, sizes, reverse)``
+- ``conv_weight_grad(grad_weight, grad_out, inp, sizes, reverse)``
+
+This module checks the shapes and allocates the outputs on the input's backend (its
+``storage_empty``), so a kernel module only writes loops.
 """
 
 from __future__ import annotations
 
+import importlib
 from math import prod
+from types import ModuleType
 from typing import Any
 
-import numpy as np
-
 from minitorch.autodiff import Context
-from minitorch.tensor import Function, Tensor
+from minitorch.tensor import Function, Tensor, TensorBackend
 
-__all__ = ["Conv1dFun", "Conv2dFun", "conv1d", "conv2d"]
+__all__ = ["CONV_KERNELS", "Conv1dFun", "Conv2dFun", "conv1d", "conv2d", "kernels_for"]
 
-# Scales a convolution's multiply-adds to mt-fast's unit of work (elements of a map), which
-# decides when a kernel is worth the thread pool: one vectorised multiply-add costs far
-# less than one element of a strided map.
-_FLOPS_PER_ELEMENT = 16
+CONV_KERNELS: dict[str, str] = {
+    "simple": "minitorch.nn.conv_simple",
+    "fast": "minitorch.nn.conv_fast",
+    "cuda": "minitorch.nn.conv_cuda",
+}
+"""Backend name -> the module holding that backend's convolution kernels."""
 
 # (batch, in_channels, height, width, out_channels, kernel_height, kernel_width)
 _Sizes = tuple[int, int, int, int, int, int, int]
+
+
+def kernels_for(backend: TensorBackend) -> ModuleType:
+    """Return the module of convolution kernels for ``backend`` (imported on first use).
+
+    Raises:
+        LookupError: if ``CONV_KERNELS`` has no kernels for the backend's name.
+    """
+    module = CONV_KERNELS.get(backend.name)
+    if module is None:
+        raise LookupError(
+            f"conv has no kernels for backend {backend.name!r} ({backend!r}); it has kernels "
+            f"for the backends {sorted(CONV_KERNELS)}: move the tensors with .to(backend), or "
+            "add the backend's kernel module to minitorch.nn.conv.CONV_KERNELS"
+        )
+    return importlib.import_module(module)
 
 
 def _check(name: str, input: Tensor, weight: Tensor, dims: int) -> _Sizes:
@@ -80,64 +106,26 @@ def _strides4(t: Tensor) -> tuple[int, int, int, int]:
     return s[0], s[1], s[2], s[3]
 
 
-def _host(storage: Any, what: str) -> np.ndarray:
-    if not isinstance(storage, np.ndarray):
-        raise TypeError(
-            f"conv: {what} storage is a {type(storage).__name__}; the CPU kernels need host "
-            "(numpy) storage and the CUDA kernels a backend with cuda=True"
-        )
-    return np.ascontiguousarray(storage)
-
-
 def _forward(
     input: Tensor, weight: Tensor, bias: Tensor | None, sizes: _Sizes, reverse: bool, shape: Any
 ) -> Tensor:
-    """Run the forward kernel on ``input``'s device; return a tensor of ``shape``."""
-    batch, in_ch, height, width, out_ch, kh, kw = sizes
-    x = input.contiguous()
-    ws = _strides4(weight)
-    if input.backend.cuda:
-        from . import _cuda
-
-        out = input.zeros(shape)
-        b = (bias if bias is not None else input.zeros((out_ch,))).contiguous()
-        _cuda.conv_forward(
-            out.tuple()[0], x.tuple()[0], weight.tuple()[0], b.tuple()[0], sizes, ws, reverse
-        )
-        return out
-    from . import _kernels
-
-    storage = np.empty(batch * out_ch * height * width, np.float64)
-    b_host = np.zeros(out_ch) if bias is None else _host(bias.contiguous().tuple()[0], "bias")
-    work = batch * out_ch * height * width * in_ch * kh * kw // _FLOPS_PER_ELEMENT
-    _kernels.run(
-        _kernels.conv_forward, work, storage, _host(x.tuple()[0], "input"),
-        _host(weight.tuple()[0], "weight"), b_host, batch, in_ch, out_ch, height, width, kh, kw,
-        *ws, bool(reverse),
-    )  # fmt: skip
-    return Tensor.make(storage, shape, backend=input.backend)
+    """Run the forward kernel of ``input``'s backend; return a tensor of ``shape``."""
+    kernels = kernels_for(input.backend)
+    ops = input.backend.ops
+    out = ops.storage_empty(prod(shape))
+    b = ops.storage_zeros(sizes[4]) if bias is None else bias.contiguous().tuple()[0]
+    x = input.contiguous().tuple()[0]
+    kernels.conv_forward(out, x, weight.tuple()[0], _strides4(weight), b, sizes, bool(reverse))
+    return Tensor.make(out, shape, backend=input.backend)
 
 
 def _weight_grad(grad: Tensor, input: Tensor, sizes: _Sizes, reverse: bool, shape: Any) -> Tensor:
     """Run the weight-gradient kernel; return a tensor of the weight's ``shape``."""
-    batch, in_ch, height, width, out_ch, kh, kw = sizes
-    g, x = grad.contiguous(), input.contiguous()
-    if input.backend.cuda:
-        from . import _cuda
-
-        out = input.zeros(shape)
-        _cuda.conv_weight_grad(out.tuple()[0], g.tuple()[0], x.tuple()[0], sizes, reverse)
-        return out
-    from . import _kernels
-
-    storage = np.empty(prod(shape), np.float64)
-    work = batch * out_ch * height * width * in_ch * kh * kw // _FLOPS_PER_ELEMENT
-    _kernels.run(
-        _kernels.conv_weight_grad, work, storage, _host(g.tuple()[0], "gradient"),
-        _host(x.tuple()[0], "input"), batch, in_ch, out_ch, height, width, kh, kw,
-        bool(reverse),
-    )  # fmt: skip
-    return Tensor.make(storage, shape, backend=input.backend)
+    kernels = kernels_for(input.backend)
+    out = input.backend.ops.storage_empty(prod(shape))
+    g, x = grad.contiguous().tuple()[0], input.contiguous().tuple()[0]
+    kernels.conv_weight_grad(out, g, x, sizes, bool(reverse))
+    return Tensor.make(out, shape, backend=input.backend)
 
 
 def _bias_grad(grad: Tensor, shape: tuple[int, ...]) -> Tensor:

@@ -24,8 +24,6 @@ import numpy as np
 
 from minitorch.operators import Module
 
-from .examples import EXAMPLES_DIR, load_example
-
 __all__ = [
     "CHECKPOINT_ENV",
     "FirstLayer",
@@ -42,7 +40,7 @@ __all__ = [
 #: A checkpoint to show, if set.
 CHECKPOINT_ENV = "MINITORCH_CHECKPOINT"
 #: Where ``find_checkpoint`` looks for the newest checkpoint.
-RUNS_DIR = EXAMPLES_DIR.parent / "runs"
+RUNS_DIR = Path(__file__).resolve().parents[3] / "runs"
 
 
 class MnistError(Exception):
@@ -50,11 +48,9 @@ class MnistError(Exception):
 
 
 def nn_problem() -> str | None:
-    """Return why the page cannot work (mt-nn or the MNIST example missing), or None."""
+    """Return why the page cannot work (mt-nn missing), or None."""
     if importlib.util.find_spec("minitorch.nn") is None:
         return "mt-nn is not installed (pip install -e packages/mt-nn)"
-    if not (EXAMPLES_DIR / "train_mnist.py").is_file():
-        return "examples/train_mnist.py, the MNIST example, is missing"
     return None
 
 
@@ -123,8 +119,9 @@ def load_model(path: Path) -> LoadedModel:
     """
     from minitorch.nn import CheckpointError, load_checkpoint
     from minitorch.tensor import backend
+    from mt_examples.train_mnist import Network
 
-    model = load_example("train_mnist").Network(backend("fast"), seed=0)
+    model = Network(backend("fast"), seed=0)
     try:
         metadata = load_checkpoint(model, path)
     except (CheckpointError, FileNotFoundError) as exc:

@@ -1,11 +1,15 @@
-"""Parallel Numba kernels for map, zip, reduce and matrix multiply.
+"""The tuned kernels: what makes ``FastBackend`` fast (the default ``FastOps``).
 
-Every kernel takes ``(storage, shape, strides)`` triples, as the backend protocol of
-mt-tensor defines them, and reuses mt-tensor's index helpers compiled by Numba. The outer
-loop of each kernel is a ``prange`` over independent pieces of the output; each iteration
-allocates its own index buffers, so threads share nothing but the output positions they
-own. Kernels are cached on disk (``cache=True``); see ``_cache`` for how a change to an
-operator or an index helper invalidates them.
+They compute what the course's kernels in ``plain`` compute, with fast paths: stride-aligned
+map and zip without index arithmetic, glibc's vector ``exp`` for ``exp`` and ``sigmoid``
+(``vecmath``), reductions unrolled into eight partial folds or split into blocks of whole
+rows, and a packed, tiled, register-blocked matrix multiply. Every kernel takes
+``(storage, shape, strides)`` triples, as the backend protocol of mt-tensor defines them,
+and reuses mt-tensor's index helpers compiled by Numba. The outer loop of each kernel is a
+``prange`` over independent pieces of the output; each iteration allocates its own index
+buffers, so threads share nothing but the output positions they own. Kernels are cached on
+disk (``cache=True``); see ``_cache`` for how a change to an operator or an index helper
+invalidates them.
 """
 
 from __future__ import annotations
@@ -13,51 +17,28 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numba
 import numpy as np
 from numba import njit, prange
 from numba.extending import register_jitable
 
 from minitorch.operators import scalar as _scalar_ops
 from minitorch.tensor import tensor_data as _tensor_data
-from minitorch.tensor.tensor_data import broadcast_index, index_to_position, to_index
+from minitorch.tensor.tensor_data import (
+    broadcast_index,
+    index_to_position,
+    is_contiguous_layout,
+    to_index,
+)
 
 from . import _cache, vecmath
+from .runtime import jit_scalar, run
 
-__all__ = ["GRAIN", "jit_scalar", "make_map", "make_reduce", "make_zip", "matmul", "run"]
-
-# The index helpers, compiled from mt-tensor's source (inlined into each kernel).
-for _helper in (index_to_position, to_index, broadcast_index):
-    register_jitable(_helper)
+__all__ = ["KERNELS", "make_map", "make_reduce", "make_zip", "matmul", "run"]
 
 _cache.install(__file__, [_scalar_ops, _tensor_data, vecmath])
 
-_registered: set[Any] = set()
-
 KERNELS: dict[str, Any] = {}
 """Every kernel built so far, by name (``map[neg]``, ``matmul``), for diagnostics."""
-
-
-def jit_scalar(fn: Callable[..., float]) -> Callable[..., float]:
-    """Make a plain scalar function (e.g. ``operators.mul``) callable from kernels.
-
-    ``register_jitable`` keeps ``fn`` itself as the closure value, so kernels built on it
-    hit Numba's cache across processes (a closure over an ``njit`` dispatcher would not).
-    """
-    if fn not in _registered:
-        register_jitable(fn)
-        _registered.add(fn)
-    return fn
-
-
-@register_jitable
-def _is_contiguous(shape: Any, strides: Any) -> bool:
-    expected = 1
-    for i in range(len(shape) - 1, -1, -1):
-        if shape[i] != 1 and strides[i] != expected:
-            return False
-        expected *= shape[i]
-    return True
 
 
 @register_jitable
@@ -87,25 +68,6 @@ def _last(shape: Any, strides: Any) -> tuple[int, int]:
     return n, (strides[len(shape) - 1] if n > 1 else 0)
 
 
-# Below this much work (elements touched) a kernel runs on one thread: waking the thread
-# pool costs more than it saves, and far more on a busy machine. Numba cannot cache a
-# kernel that sets its own thread count, so the caller decides.
-GRAIN = 1 << 15
-
-
-def run(kernel: Callable[..., None], work: int, *args: Any) -> None:
-    """Call ``kernel(*args)``, on one thread when ``work`` is below ``GRAIN``."""
-    if work >= GRAIN:
-        kernel(*args)
-        return
-    threads = numba.get_num_threads()
-    numba.set_num_threads(1)
-    try:
-        kernel(*args)
-    finally:
-        numba.set_num_threads(threads)
-
-
 def make_map(fn: Callable[[float], float]) -> Callable[..., None]:
     """Return a parallel kernel ``out = fn(in)`` with ``in`` broadcast to ``out``.
 
@@ -122,7 +84,7 @@ def make_map(fn: Callable[[float], float]) -> Callable[..., None]:
         size = _size(out_shape)
         if size == 0:
             pass
-        elif _same_layout(out_shape, out_strides, in_shape, in_strides) and _is_contiguous(
+        elif _same_layout(out_shape, out_strides, in_shape, in_strides) and is_contiguous_layout(
             out_shape, out_strides
         ):
             # Stride-aligned: storage positions are the ordinals, no index arithmetic.
@@ -164,7 +126,7 @@ def make_zip(fn: Callable[[float, float], float]) -> Callable[..., None]:
         elif (
             _same_layout(out_shape, out_strides, a_shape, a_strides)
             and _same_layout(out_shape, out_strides, b_shape, b_strides)
-            and _is_contiguous(out_shape, out_strides)
+            and is_contiguous_layout(out_shape, out_strides)
         ):
             for i in prange(size):
                 out[i] = fn(a[i], b[i])
@@ -214,6 +176,12 @@ def make_reduce(fn: Callable[[float, float], float]) -> Callable[..., None]:
         row, out_step = _last(out_shape, out_strides)
         if size == 0:
             pass
+        elif n == 0:
+            # Nothing to fold: every output is the start value (``sum`` 0, ``max`` -inf).
+            for i in prange(size):
+                index = np.empty(nd, np.int64)
+                to_index(i, out_shape, index)
+                out[index_to_position(index, out_strides)] = start
         elif dim == nd - 1 or row == 1:
             for i in prange(size):
                 index = np.empty(nd, np.int64)

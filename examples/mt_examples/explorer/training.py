@@ -15,8 +15,6 @@ are ``train_tensor.py`` on the backend of that name.
 
 from __future__ import annotations
 
-import inspect
-import math
 import threading
 import time
 from collections.abc import Mapping
@@ -26,9 +24,8 @@ from typing import Any
 import numpy as np
 
 from minitorch.autodiff import no_grad
-from minitorch.operators import Graph, Module, datasets
-
-from .examples import load_example
+from minitorch.operators import Graph, Module
+from mt_examples.toy import ToyConfig, ToyResult
 
 __all__ = [
     "BACKENDS",
@@ -58,16 +55,14 @@ class TrainingStopped(Exception):  # noqa: N818 - a signal, not an error
 
 
 @dataclass(frozen=True)
-class TrainingConfig:
-    """What to train: the arguments of the examples' ``train`` functions."""
+class TrainingConfig(ToyConfig):
+    """What to train (the examples' ``ToyConfig``), with the Train page's defaults."""
 
     dataset: str = "xor"
-    backend: str = "fast"
-    hidden: int = 10
-    lr: float = 0.5
+    lr: float | None = 0.5
     epochs: int = 300
-    points: int = 50
-    seed: int = 0
+    seed: int | None = 0
+    backend: str = "fast"
 
 
 @dataclass
@@ -85,7 +80,6 @@ class Progress:
         boundary_epoch: the epoch the boundary was drawn after.
         final_accuracy: the trained model's accuracy, once finished.
         error: why training failed.
-        live: whether progress arrives epoch by epoch (the ``on_epoch`` hook exists).
         seconds: time since the start.
     """
 
@@ -98,7 +92,6 @@ class Progress:
     boundary_epoch: int = 0
     final_accuracy: float | None = None
     error: str | None = None
-    live: bool = True
     seconds: float = 0.0
 
     @property
@@ -112,26 +105,21 @@ def config_from_query(params: Mapping[str, str]) -> TrainingConfig:
 
     Values that are not valid for a field are ignored, so a stale link still opens.
     """
-    base = TrainingConfig()
-    values: dict[str, Any] = {}
+    config = TrainingConfig()
     for f in fields(TrainingConfig):
         text = params.get(f.name)
         if text is None:
             continue
         try:
-            value = type(getattr(base, f.name))(text)
+            value = type(getattr(config, f.name))(text)
+            candidate = replace(config, **{f.name: value})
+            candidate.checked()  # the examples' own validation: sizes, rate, names
         except ValueError:
             continue
-        if f.name == "dataset" and value not in datasets:
+        if (f.name == "backend" and value not in BACKENDS) or (f.name == "seed" and value < 0):
             continue
-        if f.name == "backend" and value not in BACKENDS:
-            continue
-        if isinstance(value, (int, float)):
-            in_range = value >= 0 if f.name == "seed" else value > 0
-            if not (math.isfinite(value) and in_range):
-                continue
-        values[f.name] = value
-    return replace(base, **values)
+        config = candidate
+    return config
 
 
 def backend_problem(name: str) -> str | None:
@@ -228,33 +216,16 @@ class TrainingJob:
                     self._progress.error = f"{type(exc).__name__}: {exc}"
 
     def _train(self) -> None:
-        cfg = self.config
-        module = load_example("train_scalar" if cfg.backend == "scalar" else "train_tensor")
-        kwargs: dict[str, Any] = {
-            "points": cfg.points,
-            "hidden": cfg.hidden,
-            "lr": cfg.lr,
-            "epochs": cfg.epochs,
-            "seed": cfg.seed,
-        }
-        if cfg.backend != "scalar":
-            kwargs["backend"] = cfg.backend
-        # Without the hook (an older example script) the curve appears at the end.
-        live = "on_epoch" in inspect.signature(module.train).parameters
-        if live:
-            kwargs["on_epoch"] = self._on_epoch
+        from mt_examples import train_scalar, train_tensor
+
+        module = train_scalar if self.config.backend == "scalar" else train_tensor
         try:
-            result = module.train(cfg.dataset, **kwargs)
+            result: ToyResult = module.train(self.config, on_epoch=self._on_epoch)
         except TrainingStopped:
-            self._finish(module, "stopped")
+            self._finish("stopped")
             return
-        self._model = result["model"]
-        if not live:
-            with self._lock:
-                self._progress.live = False
-                self._progress.losses = list(result["losses"])
-                self._progress.accuracies = list(result["accuracies"])
-        self._finish(module, "done", result["final_accuracy"])
+        self._model = result.model
+        self._finish("done", result.final_accuracy)
 
     def _on_epoch(self, info: dict[str, Any]) -> None:
         """Record one epoch; draw the boundary now and then; stop if asked."""
@@ -280,23 +251,26 @@ class TrainingJob:
             self._progress.boundary = grid
             self._progress.boundary_epoch = epoch
 
-    def _finish(self, module: Any, status: str, final_accuracy: float | None = None) -> None:
+    def _finish(self, status: str, final_accuracy: float | None = None) -> None:
         """Draw the final boundary and record the final accuracy and status."""
         with self._lock:
             epochs_done = len(self._progress.losses)
             data = self._progress.data
         self._draw(epochs_done)
         if final_accuracy is None and self._model is not None and data is not None:
-            final_accuracy = _accuracy(module, self._model, data, self.config)
+            final_accuracy = _accuracy(self._model, data, self.config)
         with self._lock:
             self._progress.final_accuracy = final_accuracy
             self._progress.status = status
 
 
-def _accuracy(module: Any, model: Module, data: Graph, cfg: TrainingConfig) -> float:
+def _accuracy(model: Module, data: Graph, cfg: TrainingConfig) -> float:
     """The examples' own ``accuracy`` of ``model`` on ``data``."""
     if cfg.backend == "scalar":
-        return float(module.accuracy(model, data))
-    from minitorch.tensor import backend as find_backend
+        from mt_examples.train_scalar import accuracy
 
-    return float(module.accuracy(model, data, find_backend(cfg.backend)))
+        return float(accuracy(model, data))  # type: ignore[arg-type]
+    from minitorch.tensor import backend as find_backend
+    from mt_examples.train_tensor import accuracy as tensor_accuracy
+
+    return float(tensor_accuracy(model, data, find_backend(cfg.backend)))  # type: ignore[arg-type]

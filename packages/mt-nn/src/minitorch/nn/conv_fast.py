@@ -1,9 +1,8 @@
-"""Parallel Numba kernels for 2-D convolution (1-D convolution is the case ``height = 1``).
+"""The convolution kernels of ``FastBackend``: parallel Numba, vectorised by LLVM.
 
-The course's convolution keeps the input's size: with the kernel anchored at the top left,
-``out[b, o, y, x] = sum_{c, i, j} in[b, c, y + i, x + j] * w[o, c, i, j]``, reading zero
-past the bottom and right edges; ``reverse`` anchors it at the bottom right instead,
-``in[b, c, y - i, x - j]``, reading zero before the top and left edges.
+They compute what ``conv_simple`` computes (read that first; the formulas are there), with
+the same two functions ``conv_forward`` and ``conv_weight_grad`` over flat storages. The
+loops are arranged for speed:
 
 Both kernels first copy the input into zero-padded planes of ``hp x wp = (height + kh - 1)
 x (width + kw - 1)``, one long row per channel holding the whole batch: position
@@ -14,41 +13,73 @@ vectorises, as long as the batch (padding rows and columns are computed and drop
 
 - ``conv_forward``: one parallel task per output channel and chunk of about ``CHUNK``
   positions; it adds the shifted runs of every tap ``(c, i, j)``, four taps per pass over
-  the accumulator. The input gradient is this kernel too, in the other direction, with the
-  weight's channel axes swapped (a strided view, no copy).
+  the accumulator.
 - ``conv_weight_grad``: one parallel task per channel pair ``(o, c)``: each weight's
   gradient is the dot product of the (zero-padded) output gradient's run with the input's
   run shifted by the tap's offset, four taps per pass.
 
 Runs are taken as slices (``padded[start:]``) before the loop: indexing ``padded[start + k]``
 directly makes Numba check for negative indices, which stops the loop from vectorising
-(about 8x slower). Activations and gradients arrive as contiguous flat float64 buffers and
-sizes as ints; the weight also brings its four strides. The kernels are cached on disk
-like mt-fast's.
+(about 8x slower). The kernels inline nothing from other files, so Numba's own on-disk
+cache (keyed on this file) is safe. They are launched with mt-fast's ``run_kernel`` (one
+thread for small work).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 from numba import njit, prange
 from numba.extending import register_jitable
 
-from minitorch.fast import cache_kernels_of, run_kernel
-from minitorch.operators import scalar as _scalar_ops
-from minitorch.tensor import tensor_data as _tensor_data
+from minitorch.fast import run_kernel
 
-__all__ = ["CHUNK", "conv_forward", "conv_weight_grad", "run"]
-
-# These kernels inline nothing from other files today; keying their cache on the operators
-# and index helpers too is a cheap guard for when they do.
-cache_kernels_of(__file__, [_scalar_ops, _tensor_data])
-
-run = run_kernel
-"""``run(kernel, work, *args)``: mt-fast's launcher (one thread for small work)."""
-
+__all__ = ["CHUNK", "conv_forward", "conv_weight_grad"]
 
 CHUNK = 2048
-"""Positions per task of ``conv_forward`` (its accumulator, 16 KB, stays in L1 cache)."""
+"""Positions per task of the forward kernel (its accumulator, 16 KB, stays in L1 cache)."""
+
+# Scales a convolution's multiply-adds to mt-fast's unit of work (elements of a map), which
+# decides when a kernel is worth the thread pool: one vectorised multiply-add costs far
+# less than one element of a strided map.
+_FLOPS_PER_ELEMENT = 16
+
+# (batch, in_channels, height, width, out_channels, kernel_height, kernel_width)
+Sizes = tuple[int, int, int, int, int, int, int]
+
+
+def _work(sizes: Sizes) -> int:
+    batch, in_ch, height, width, out_ch, kh, kw = sizes
+    return batch * out_ch * height * width * in_ch * kh * kw // _FLOPS_PER_ELEMENT
+
+
+def conv_forward(
+    out: Any,
+    inp: Any,
+    weight: Any,
+    weight_strides: tuple[int, int, int, int],
+    bias: Any,
+    sizes: Sizes,
+    reverse: bool,
+) -> None:
+    """Write ``bias[o] + conv(inp[b], weight[o])`` into ``out`` (see ``conv_simple``)."""
+    batch, in_ch, height, width, out_ch, kh, kw = sizes
+    run_kernel(
+        _forward_kernel, _work(sizes), out, inp, weight, bias,
+        batch, in_ch, out_ch, height, width, kh, kw, *weight_strides, bool(reverse),
+    )  # fmt: skip
+
+
+def conv_weight_grad(
+    grad_weight: Any, grad_out: Any, inp: Any, sizes: Sizes, reverse: bool
+) -> None:
+    """Write the weight's gradient into ``grad_weight`` (see ``conv_simple``)."""
+    batch, in_ch, height, width, out_ch, kh, kw = sizes
+    run_kernel(
+        _weight_grad_kernel, _work(sizes), grad_weight, grad_out, inp,
+        batch, in_ch, out_ch, height, width, kh, kw, bool(reverse),
+    )  # fmt: skip
 
 
 @register_jitable
@@ -82,7 +113,7 @@ def _tap_offsets(kh, kw, wp, reverse):  # type: ignore[no-untyped-def]
 
 
 @njit(parallel=True, fastmath={"contract"}, cache=True)
-def conv_forward(  # type: ignore[no-untyped-def]
+def _forward_kernel(  # type: ignore[no-untyped-def]
     out, inp, w, bias, batch, in_ch, out_ch, height, width, kh, kw, ws0, ws1, ws2, ws3, reverse
 ):
     """``out[b, o] = bias[o] + conv(in[b, :], w[o, :])``, zero padded, anchored by ``reverse``.
@@ -143,14 +174,14 @@ def conv_forward(  # type: ignore[no-untyped-def]
 
 
 @njit(parallel=True, fastmath={"contract", "reassoc"}, cache=True)
-def conv_weight_grad(  # type: ignore[no-untyped-def]
+def _weight_grad_kernel(  # type: ignore[no-untyped-def]
     gw, gout, inp, batch, in_ch, out_ch, height, width, kh, kw, reverse
 ):
     """``gw[o, c, i, j] = sum_{b, y, x} gout[b, o, y, x] * in[b, c, y +- i, x +- j]``.
 
     ``gw`` is contiguous ``(out_ch, in_ch, kh, kw)``; ``gout`` is ``(batch, out_ch, height,
     width)`` and ``inp`` ``(batch, in_ch, height, width)``, both contiguous. The sign is
-    ``-`` for ``reverse``, matching ``conv_forward``. ``gout`` is laid out like the padded
+    ``-`` for ``reverse``, matching ``_forward_kernel``. ``gout`` is laid out like the padded
     input, with zeros at the padding positions, so they add nothing to the dot products.
     """
     hp, wp = height + kh - 1, width + kw - 1

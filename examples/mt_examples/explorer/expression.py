@@ -20,6 +20,7 @@ import ast
 import keyword
 import math
 import operator
+import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -90,7 +91,8 @@ def parse_variables(text: str) -> dict[str, float]:
     for part in text.replace(";", ",").split(","):
         if not part.strip():
             continue
-        name, sep, number = (s.strip() for s in part.partition("="))
+        # Python reads identifiers in NFKC form (full-width x is x), so declarations do too.
+        name, sep, number = (unicodedata.normalize("NFKC", s).strip() for s in part.partition("="))
         if not sep:
             raise ExpressionError(f"variable {part.strip()!r} needs a value: write {name} = 1.0")
         if not name.isidentifier() or keyword.iskeyword(name) or name in METHODS:
@@ -114,7 +116,8 @@ def evaluate(text: str, values: Mapping[str, float]) -> Evaluation:
 
     Raises:
         ExpressionError: if the text is empty, too long, not an expression, uses anything
-            outside the whitelist or an undeclared name, divides by zero, or does not
+            outside the whitelist or an undeclared name, divides by zero (an exact 0, whatever
+            Scalar division would give), or does not
             depend on any variable.
     """
     text = text.strip()
@@ -132,7 +135,8 @@ def evaluate(text: str, values: Mapping[str, float]) -> Evaluation:
     except (RecursionError, MemoryError, ValueError):
         raise ExpressionError("the expression is nested too deeply") from None
 
-    leaves = {name: Scalar(float(v), name=name) for name, v in values.items()}
+    names = {unicodedata.normalize("NFKC", name): v for name, v in values.items()}
+    leaves = {name: Scalar(float(v), name=name) for name, v in names.items()}
     try:
         output = _interpret(tree.body, leaves)
     except ZeroDivisionError:
@@ -161,6 +165,8 @@ def _interpret(node: ast.expr, leaves: Mapping[str, Scalar]) -> Scalar | float:
     if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
         left = _interpret(node.left, leaves)
         right = _interpret(node.right, leaves)
+        if isinstance(node.op, ast.Div) and (getattr(right, "data", right) == 0.0):
+            raise ZeroDivisionError  # Scalar division gives inf; the contract says an error
         return _BINARY[type(node.op)](left, right)  # type: ignore[return-value]
     if isinstance(node, ast.Call):
         return _call(node, leaves)

@@ -1,14 +1,18 @@
-"""CUDA kernels for 2-D convolution (1-D is ``height = 1``), for tensors on ``CudaBackend``.
+"""The convolution kernels of ``CudaBackend``: CUDA, one thread (or block) per output value.
 
-Imported only when a convolution meets a tensor whose backend has ``cuda=True``, so
-``import minitorch.nn`` never loads the CUDA toolchain. The semantics are those of
-``_kernels`` (the CPU kernels); see ``conv`` for the formulas.
+They compute what ``conv_simple`` computes (read that first; the formulas are there), with
+the same two functions over flat device storages. ``conv``'s table imports this module
+only when a convolution meets a ``CudaBackend`` tensor, so ``import minitorch.nn`` never
+loads the CUDA toolchain.
 
 - ``conv_forward``: one thread per output element ``(b, o, y, x)``, summing over
   ``(c, i, j)`` and skipping positions past the edge (the zero padding).
 - ``conv_weight_grad``: one block per weight element ``(o, c, i, j)``. Its threads each sum
   a strided share of the ``batch * height * width`` products, then combine their partial
-  sums in shared memory by halving, as mt-cuda's reduce kernel does.
+  sums in shared memory with mt-cuda's block reduction (``block_reduce``).
+
+Only names of ``minitorch.cuda.__all__`` are used: the launch configuration and the block
+reduction are mt-cuda's public API.
 """
 
 from __future__ import annotations
@@ -17,11 +21,19 @@ from typing import Any
 
 from numba import cuda, types
 
-from minitorch.cuda import device, launch
+from minitorch.cuda import (
+    THREADS_PER_BLOCK,
+    block_reduce,
+    elementwise_launch,
+    reduction_threads,
+    require_device,
+)
+from minitorch.operators import add
 
 __all__ = ["conv_forward", "conv_weight_grad"]
 
-_BLOCK = launch.THREADS_PER_BLOCK
+_BLOCK = THREADS_PER_BLOCK
+_block_sum = block_reduce(add)
 
 
 @cuda.jit
@@ -70,47 +82,58 @@ def _weight_grad_kernel(gw, gout, inp, batch, in_ch, out_ch, height, width, kh, 
                 gout[((b * out_ch + o) * height + y) * width + x]
                 * inp[((b * in_ch + c) * height + yy) * width + xx]
             )
-    cache[tid] = acc
-    cuda.syncthreads()
-    half = cuda.blockDim.x // 2
-    while half > 0:
-        if tid < half:
-            cache[tid] += cache[tid + half]
-        cuda.syncthreads()
-        half //= 2
+    total = _block_sum(cache, acc)
     if tid == 0:
-        gw[k] = cache[0]
+        gw[k] = total
 
 
 def conv_forward(
     out: Any,
     inp: Any,
-    w: Any,
+    weight: Any,
+    weight_strides: tuple[int, int, int, int],
     bias: Any,
-    sizes: tuple[int, ...],
-    ws: tuple[int, ...],
+    sizes: tuple[int, int, int, int, int, int, int],
     reverse: bool,
 ) -> None:
-    """Launch the forward kernel on device storages (see ``_kernels.conv_forward``)."""
-    device.require_device()
+    """Write ``bias[o] + conv(inp[b], weight[o])`` into ``out`` (see ``conv_simple``)."""
+    require_device()
     batch, in_ch, height, width, out_ch, kh, kw = sizes
     size = batch * out_ch * height * width
     if size == 0:
         return
-    blocks, threads = launch.elementwise(size)
+    blocks, threads = elementwise_launch(size)
     _forward_kernel[blocks, threads](
-        out, inp, w, bias, batch, in_ch, out_ch, height, width, kh, kw, *ws, bool(reverse)
+        out,
+        inp,
+        weight,
+        bias,
+        batch,
+        in_ch,
+        out_ch,
+        height,
+        width,
+        kh,
+        kw,
+        *weight_strides,
+        bool(reverse),
     )
 
 
-def conv_weight_grad(gw: Any, gout: Any, inp: Any, sizes: tuple[int, ...], reverse: bool) -> None:
-    """Launch the weight-gradient kernel on device storages (see ``_kernels``)."""
-    device.require_device()
+def conv_weight_grad(
+    grad_weight: Any,
+    grad_out: Any,
+    inp: Any,
+    sizes: tuple[int, int, int, int, int, int, int],
+    reverse: bool,
+) -> None:
+    """Write the weight's gradient into ``grad_weight`` (see ``conv_simple``)."""
+    require_device()
     batch, in_ch, height, width, out_ch, kh, kw = sizes
     blocks = out_ch * in_ch * kh * kw
     if blocks == 0:
         return
-    threads = launch.reduction(batch * height * width)
+    threads = reduction_threads(batch * height * width)
     _weight_grad_kernel[blocks, threads](
-        gw, gout, inp, batch, in_ch, out_ch, height, width, kh, kw, bool(reverse)
+        grad_weight, grad_out, inp, batch, in_ch, out_ch, height, width, kh, kw, bool(reverse)
     )

@@ -1,0 +1,116 @@
+"""What the benchmarks share: the optional PyTorch import, the table rows and the timing.
+
+Every benchmark is a script (``python examples/bench_<name>.py``) that measures and prints;
+none asserts anything about speed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Row", "best_time", "import_torch", "microseconds_per_call", "step_times"]
+
+
+def import_torch(*, threads: int | None = None, cuda: bool = False) -> Any:
+    """Return the ``torch`` module, or None if it is not installed (or, with ``cuda``, has no GPU).
+
+    ``threads`` sets its CPU thread count.
+    """
+    if importlib.util.find_spec("torch") is None:
+        return None
+    import torch
+
+    if cuda and not torch.cuda.is_available():
+        return None
+    if threads is not None:
+        torch.set_num_threads(threads)
+    return torch
+
+
+@dataclass
+class Row:
+    """One line of a benchmark table: seconds per call of each side and the work done.
+
+    ``flops`` or ``nbytes`` turn times into GFLOP/s or GB/s; ``*_median`` are filled by the
+    benchmarks that report medians too; ``note`` says what went wrong, if anything.
+    """
+
+    name: str
+    ours: float | None
+    torch: float | None = None
+    numpy: float | None = None
+    flops: float | None = None
+    nbytes: float | None = None
+    note: str = ""
+    ours_median: float | None = None
+    torch_median: float | None = None
+
+    def cell(self, seconds: float | None) -> str:
+        """Format a time of this row: GFLOP/s or GB/s when the work is known, else ms."""
+        if seconds is None:
+            return "-"
+        if self.flops:
+            return f"{self.flops / seconds / 1e9:.1f} GFLOP/s"
+        if self.nbytes:
+            return f"{self.nbytes / seconds / 1e9:.1f} GB/s"
+        return f"{seconds * 1e3:.3f} ms"
+
+    def ratio(self, theirs: float | None) -> str:
+        """Format ``ours / theirs`` (lower is better for us), or ``-``."""
+        return f"{self.ours / theirs:.2f}x" if self.ours and theirs else "-"
+
+
+def best_time(fn: Callable[[], Any], repeat: int, sync: Callable[[], None] | None = None) -> float:
+    """Return the best wall time of ``repeat`` calls of ``fn``, after one warm-up call.
+
+    Args:
+        fn: the call to time.
+        repeat: how many timed calls.
+        sync: called after each call, inside the timing, to wait for work that ``fn`` only
+            queues (a GPU's kernels); ``None`` for work that is done when ``fn`` returns.
+    """
+    fn()
+    if sync is not None:
+        sync()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        if sync is not None:
+            sync()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def step_times(fns: Sequence[Callable[[], Any]], repeat: int, warmup: int = 3) -> list[list[float]]:
+    """Time ``repeat`` calls of each of ``fns``; return one list of seconds per fn.
+
+    The calls alternate, so that a busy machine slows them alike, after ``warmup`` untimed
+    rounds.
+    """
+    for _ in range(warmup):
+        for fn in fns:
+            fn()
+    times: list[list[float]] = [[] for _ in fns]
+    for _ in range(repeat):
+        for fn, out in zip(fns, times, strict=True):
+            t0 = time.perf_counter()
+            fn()
+            out.append(time.perf_counter() - t0)
+    return times
+
+
+def microseconds_per_call(seconds: Sequence[float], calls: int) -> dict[str, float]:
+    """Return ``{"best": us, "median": us}`` per call, for rounds of ``calls`` calls each.
+
+    Args:
+        seconds: the time of each round.
+        calls: how many calls (operations) each round made.
+    """
+    per_call = [s / calls * 1e6 for s in seconds]
+    return {"best": min(per_call), "median": statistics.median(per_call)}

@@ -1,0 +1,180 @@
+"""Benchmark one MNIST training step of the course's network: MiniTorch vs PyTorch CPU.
+
+A step is what ``train_mnist.py`` does per batch: zero the gradients, forward (conv 1->4,
+ReLU, conv 4->8, ReLU, avgpool 4x4, linear 392->64, ReLU, dropout, linear 64->10,
+log-softmax), the negative log-likelihood, backward, and an SGD update. PyTorch runs the
+same network with the same weights (the course's convolution is PyTorch's with the input
+padded on the right and bottom only) in float64, MiniTorch's only type; ``--dtype float32``
+times PyTorch in its default type instead. Before timing, both networks' outputs are checked
+to agree.
+
+Both sides are timed in this one run, alternating step by step so that a busy machine slows
+them alike; each row reports the best and the median of ``--repeat`` steps, and the ratio
+MiniTorch / PyTorch (lower is better). Both use the same number of threads, once per value
+of ``--threads`` (default: 1 and every core).
+
+    python examples/bench_nn.py                    # batch 16 and 64
+    python examples/bench_nn.py --quick            # a smoke test
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable, Sequence
+from statistics import median
+from typing import Any
+
+import numba
+import numpy as np
+
+from minitorch.autodiff import SGD, no_grad
+from minitorch.fast import FastBackend
+from minitorch.nn import nll_loss
+from minitorch.tensor import from_numpy
+from mt_examples.bench import Row, import_torch, step_times
+from mt_examples.support import HelpFormatter
+from mt_examples.train_mnist import Network
+
+__all__ = ["bench_step", "line", "main", "torch_network"]
+
+
+def line(row: Row, batch: int, threads: int) -> str:
+    """Format a row: best and median step time of each side (ms), and their ratios."""
+    best, median = row.ours or 0.0, row.ours_median or 0.0
+    text = f"{batch:>5} {threads:>7} {best * 1e3:>9.2f} {median * 1e3:>9.2f}"
+    if not row.torch or not row.torch_median:
+        return text + "         -         -        -        -"
+    return text + (
+        f" {row.torch * 1e3:>9.2f} {row.torch_median * 1e3:>9.2f} {best / row.torch:>8.1f}x "
+        f"{median / row.torch_median:>7.1f}x"
+    )
+
+
+def torch_network(torch: Any, model: Network, dtype: Any) -> Any:
+    """The same network in PyTorch, with ``model``'s weights."""
+    fn = torch.nn.functional
+
+    class TorchNet(torch.nn.Module):  # type: ignore[misc]
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv1 = torch.nn.Conv2d(1, 4, 3)
+            self.conv2 = torch.nn.Conv2d(4, 8, 3)
+            self.linear1 = torch.nn.Linear(392, 64)
+            self.linear2 = torch.nn.Linear(64, 10)
+
+        def forward(self, x: Any) -> Any:
+            # The course's convolution: output the input's size, zeros right and below.
+            h = fn.relu(self.conv1(fn.pad(x, (0, 2, 0, 2))))
+            h = fn.relu(self.conv2(fn.pad(h, (0, 2, 0, 2))))
+            h = fn.avg_pool2d(h, 4).reshape(x.shape[0], 392)
+            h = fn.dropout(fn.relu(self.linear1(h)), model.rate, self.training)
+            return fn.log_softmax(self.linear2(h), 1)
+
+    net = TorchNet().to(dtype)
+    with torch.no_grad():
+        for name in ("conv1", "conv2", "linear1", "linear2"):
+            ours, theirs = getattr(model, name), getattr(net, name)
+            w = ours.weight.value.to_numpy()
+            theirs.weight.copy_(torch.from_numpy(w.T if name.startswith("linear") else w.copy()))
+            theirs.bias.copy_(torch.from_numpy(ours.bias.value.to_numpy().copy()))
+    return net
+
+
+def _check_same_function(torch: Any, model: Network, net: Any, x: np.ndarray, dtype: Any) -> None:
+    model.eval()
+    net.eval()
+    with no_grad():
+        ours = model(from_numpy(x, FastBackend)).to_numpy()
+    with torch.no_grad():
+        theirs = net(torch.from_numpy(x).to(dtype)).double().numpy()
+    model.train()
+    net.train()
+    tol = 1e-8 if dtype == torch.float64 else 1e-3
+    if not np.allclose(ours, theirs, atol=tol):
+        raise RuntimeError(f"the two networks disagree (max diff {np.abs(ours - theirs).max()})")
+
+
+def bench_step(batch: int, threads: int, repeat: int, torch: Any, dtype: Any) -> Row:
+    """Time ``repeat`` training steps of each network, alternating, after a warm-up."""
+    numba.set_num_threads(threads)
+    rng = np.random.default_rng(0)
+    x = rng.random((batch, 1, 28, 28))
+    y = rng.integers(0, 10, batch)
+    model = Network(FastBackend, seed=0)
+    opt = SGD(model.parameters(), lr=0.01)
+    xt = from_numpy(x, FastBackend)
+
+    def ours() -> None:
+        opt.zero_grad()
+        loss = nll_loss(model(xt), y)
+        loss.backward()
+        opt.step()
+
+    theirs: Callable[[], None] | None = None
+    if torch is not None:
+        torch.set_num_threads(threads)
+        net = torch_network(torch, model, dtype)
+        _check_same_function(torch, model, net, x, dtype)
+        topt = torch.optim.SGD(net.parameters(), lr=0.01)
+        tx, ty = torch.from_numpy(x).to(dtype), torch.from_numpy(y)
+
+        def theirs() -> None:
+            topt.zero_grad()
+            loss = torch.nn.functional.nll_loss(net(tx), ty)
+            loss.backward()
+            topt.step()
+
+    times = step_times([ours] if theirs is None else [ours, theirs], repeat)
+    row = Row(f"batch {batch}, {threads} threads", min(times[0]), ours_median=median(times[0]))
+    if theirs is not None:
+        row.torch, row.torch_median = min(times[1]), median(times[1])
+    return row
+
+
+def main(argv: Sequence[str] | None = None) -> list[Row]:
+    """Run the benchmark and print the table."""
+    cores = numba.config.NUMBA_NUM_THREADS
+    p = argparse.ArgumentParser(
+        prog="bench_nn", description=__doc__.split("\n\n")[0], formatter_class=HelpFormatter
+    )
+    p.add_argument("--batch", type=int, nargs="+", default=[16, 64], help="batch sizes to run")
+    p.add_argument(
+        "--threads",
+        type=int,
+        nargs="+",
+        default=sorted({1, cores}),
+        help=f"thread counts to run (at most {cores})",
+    )
+    p.add_argument("--repeat", type=int, default=40, help="timed steps per side")
+    p.add_argument(
+        "--dtype",
+        choices=["float64", "float32"],
+        default="float64",
+        help="PyTorch's type (MiniTorch always computes in float64)",
+    )
+    p.add_argument("--quick", action="store_true", help="few steps, batch 16 only")
+    args = p.parse_args(argv)
+    if args.quick:
+        args.batch, args.repeat = [16], 3
+    torch = import_torch()
+    dtype = getattr(torch, args.dtype) if torch is not None else None
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(
+        f"MNIST training step, MiniTorch (FastBackend, float64) vs PyTorch "
+        f"{torch.__version__ + ' CPU ' + args.dtype if torch else '(not installed)'}; "
+        f"{args.repeat} steps each, alternating; load average {load:.1f} on {os.cpu_count()} CPUs"
+    )
+    print(
+        f"{'batch':>5} {'threads':>7} {'ours best':>9} {'median':>9} {'torch best':>9} "
+        f"{'median':>9} {'ratio best':>8} {'median':>7}   (ms)"
+    )
+    rows = []
+    for threads in args.threads:
+        if not 1 <= threads <= cores:
+            p.error(f"--threads {threads}: must be between 1 and {cores}")
+        for batch in args.batch:
+            row = bench_step(batch, threads, args.repeat, torch, dtype)
+            print(line(row, batch, threads), flush=True)
+            rows.append(row)
+    return rows

@@ -1,0 +1,313 @@
+"""What the training scripts share: argparse validators and options, optimizers, progress.
+
+Progress bars degrade to a one-line hint without tqdm, and ``check_finite`` stops a run
+whose loss became NaN.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections.abc import Callable, Iterable
+from functools import partial
+from typing import Any, NoReturn
+
+__all__ = [
+    "HelpFormatter",
+    "MAX_EPOCHS",
+    "DivergedError",
+    "backend_from_args",
+    "check_finite",
+    "download_data",
+    "exit_with",
+    "hint_missing",
+    "int_between",
+    "make_optimizer",
+    "nn_epoch",
+    "nn_parser",
+    "non_negative_int",
+    "positive_float",
+    "positive_int",
+    "progress_bar",
+    "run_or_exit",
+    "unit_interval",
+]
+
+#: The most epochs any script accepts: far beyond a useful run, far below an overflow.
+MAX_EPOCHS = 1_000_000
+
+
+class DivergedError(ArithmeticError):
+    """The loss became NaN or infinite: training cannot go on (lower the learning rate)."""
+
+
+# --- argparse ``type=`` validators ------------------------------------------------------
+
+
+def int_between(low: int, high: int) -> Callable[[str], int]:
+    """Return an ``argparse`` ``type=`` that parses an integer in ``[low, high]``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"expected an integer in [{low}, {high}], got {text}")
+        return value
+
+    parse.__name__ = f"integer in [{low}, {high}]"
+    return parse
+
+
+#: An integer >= 1 (at most 10**9), for sizes and counts.
+positive_int = int_between(1, 10**9)
+#: An integer >= 0 (at most 10**9).
+non_negative_int = int_between(0, 10**9)
+
+
+def positive_float(text: str) -> float:
+    """Parse a finite number > 0 (``inf`` and ``nan`` are refused), for ``type=``."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+    if not (value > 0.0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"expected a positive finite number, got {text}")
+    return value
+
+
+def unit_interval(text: str) -> float:
+    """Parse a number in ``[0, 1)`` (a dropout rate), for ``type=``."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text!r}") from None
+    if not 0.0 <= value < 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text}")
+    return value
+
+
+# --- options, backends, optimizers ------------------------------------------------------
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Show each option's default once: not again when its help says it, nor None or False."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if "(default" in text or any(action.default is v for v in (None, False, argparse.SUPPRESS)):
+            return text
+        return super()._get_help_string(action)
+
+
+def nn_parser(prog: str, description: str, defaults: dict[str, Any]) -> argparse.ArgumentParser:
+    """Return a parser with the options every nn training script takes.
+
+    ``--data-dir``, ``--download``, ``--mirror``, ``--backend``, ``--epochs``,
+    ``--batch-size``, ``--lr``, ``--dropout``, ``--seed``, ``--threads`` and
+    ``--no-progress``; ``defaults`` gives ``backend``, ``epochs``, ``batch_size``, ``lr``,
+    ``dropout`` and ``seed``. Pass ``--backend`` and
+    ``--threads`` on to ``backend_from_args``.
+    """
+    parser = argparse.ArgumentParser(prog, description=description, formatter_class=HelpFormatter)
+    add = parser.add_argument
+    add("--data-dir", help="data folder (default: $MINITORCH_DATA, else ./data)")
+    add("--download", action="store_true",
+        help="first fetch the data files that are missing into the data folder "
+        "(checked against their SHA-256)")  # fmt: skip
+    add("--mirror", metavar="URL",
+        help="with --download: fetch <URL>/<dataset>/<file> instead of the usual public "
+        "sources (default: $MINITORCH_MIRROR)")  # fmt: skip
+    add("--backend", default=defaults["backend"], choices=["fast", "cuda", "simple"],
+        help="tensor backend")  # fmt: skip
+    add("--epochs", type=int_between(1, MAX_EPOCHS), default=defaults["epochs"],
+        help="passes over the data")  # fmt: skip
+    add("--batch-size", type=positive_int, default=defaults["batch_size"],
+        help="examples per step")  # fmt: skip
+    add("--lr", type=positive_float, default=defaults["lr"], help="learning rate")
+    add("--dropout", type=unit_interval, default=defaults["dropout"], help="dropout rate")
+    add("--seed", type=int, default=defaults["seed"], help="random seed")
+    add("--threads", type=positive_int,
+        help="Numba threads (default: all cores; 1 can be faster on a busy machine)")  # fmt: skip
+    add("--no-progress", action="store_true", help="hide the progress bars")
+    return parser
+
+
+def backend_from_args(
+    parser: argparse.ArgumentParser, name: str, threads: int | None = None
+) -> Any:
+    """Return the backend named by ``--backend`` and apply ``--threads``.
+
+    A backend that is not installed, or ``cuda`` without a GPU or the simulator, becomes an
+    argparse error (exit status 2) that says why.
+    """
+    from minitorch.tensor import backend
+
+    try:
+        found = backend(name)
+        if found.cuda:
+            from minitorch.cuda import is_available
+
+            if not is_available():
+                parser.error(
+                    f"argument --backend: {name}: no CUDA GPU found (and the simulator is off)"
+                )
+    except LookupError as exc:
+        parser.error(f"argument --backend: {exc}")
+    except (ImportError, TypeError) as exc:
+        parser.error(f"argument --backend: backend {name!r} failed to load: {exc}")
+    if threads is not None:
+        import numba
+
+        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    return found
+
+
+def make_optimizer(name: str, parameters: Iterable[Any], lr: float, momentum: float = 0.0) -> Any:
+    """Return the optimizer ``name`` (``"sgd"``, with ``momentum``, or ``"adam"``).
+
+    Raises:
+        ValueError: for another name.
+    """
+    from minitorch.autodiff import SGD, Adam
+
+    if name == "sgd":
+        return SGD(list(parameters), lr=lr, momentum=momentum)
+    if name == "adam":
+        return Adam(list(parameters), lr=lr)
+    raise ValueError(f"unknown optimizer {name!r}: choose 'sgd' or 'adam'")
+
+
+# --- progress, optional libraries, failures ---------------------------------------------
+
+_hinted: set[str] = set()
+
+
+def hint_missing(package: str, what: str) -> None:
+    """Say once, on one stderr line, that ``what`` is skipped because ``package`` is missing."""
+    if package not in _hinted:
+        _hinted.add(package)
+        print(
+            f"note: {package} is not installed, so {what} (pip install {package})", file=sys.stderr
+        )
+
+
+def progress_bar(total: int, desc: str, unit: str, show: bool = True) -> Any:
+    """Return a tqdm bar over ``total`` steps, or None if ``show`` is off or tqdm is missing.
+
+    When stderr is not a terminal (a log file, CI) the bar redraws at most once every 2 s, so
+    a long run writes a few lines, not one per step.
+    """
+    if not show:
+        return None
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        hint_missing("tqdm", "there is no progress bar")
+        return None
+    interval = 0.1 if sys.stderr.isatty() else 2.0
+    return tqdm(total=total, desc=desc, unit=unit, leave=False, mininterval=interval)
+
+
+def check_finite(loss: float, epoch: int | str) -> float:
+    """Return ``loss``; raise ``DivergedError`` if it is NaN or infinite."""
+    if not math.isfinite(loss):
+        raise DivergedError(
+            f"the loss became {loss} in epoch {epoch}: training diverged "
+            "(try a smaller --lr); stopped"
+        )
+    return loss
+
+
+def exit_with(prog: str, exc: BaseException) -> NoReturn:
+    """End the script with ``prog: error: <exc>`` on stderr and exit status 1."""
+    print(f"{prog}: error: {exc}", file=sys.stderr)
+    raise SystemExit(1)
+
+
+def nn_epoch(
+    model: Any,
+    opt: Any,
+    make_batch: Callable[[Any], tuple[Any, Any]],
+    size: int,
+    batch_size: int,
+    rng: Any,
+    epoch: str,
+    progress: bool = True,
+) -> tuple[float, float, float]:
+    """Train an mt-nn classifier for one pass over ``size`` examples in a shuffled order.
+
+    ``make_batch(indices)`` returns the input tensor and int labels of those examples (a
+    numpy index array drawn with ``rng.permutation``). Each step zeroes the gradients and
+    runs forward, negative log-likelihood, backward, step. ``epoch`` (``"2/4"``) labels the
+    progress bar and a divergence.
+
+    Returns:
+        The mean loss and the accuracy (both running, over the pass) and the seconds taken.
+
+    Raises:
+        DivergedError: as soon as a step's loss is NaN or infinite.
+    """
+    import time
+
+    import numpy as np
+
+    from minitorch.nn import nll_loss
+
+    order = rng.permutation(size)
+    bar = progress_bar(-(-size // batch_size), f"epoch {epoch}", "step", progress)
+    total, correct = 0.0, 0
+    start = time.perf_counter()
+    try:
+        for first in range(0, size, batch_size):
+            x, y = make_batch(order[first : first + batch_size])
+            opt.zero_grad()
+            out = model(x)
+            loss = nll_loss(out, y)
+            loss.backward()
+            opt.step()
+            total += check_finite(loss.item(), epoch) * len(y)
+            correct += int(np.sum(np.argmax(out.to_numpy(), axis=1) == y))
+            if bar is not None:
+                seen = first + len(y)
+                bar.update(1)
+                bar.set_postfix(
+                    loss=f"{total / seen:.4f}", acc=f"{correct / seen:.3f}", refresh=False
+                )
+    finally:
+        if bar is not None:
+            bar.close()
+    return total / max(1, size), correct / max(1, size), time.perf_counter() - start
+
+
+def download_data(parser: argparse.ArgumentParser, args: argparse.Namespace, *readers: Any) -> None:
+    """With ``--download``, fetch what each mt-nn reader (``MNIST``, ``SST2``...) is missing.
+
+    A download that fails ends the script with one line (exit status 2).
+    """
+    if not args.download:
+        return
+    from minitorch.nn import DownloadError
+
+    for reader in readers:
+        fetch = partial(reader.download, args.data_dir, mirror=args.mirror)
+        run_or_exit(parser, partial(fetch, progress=not args.no_progress), (DownloadError,))
+
+
+def run_or_exit(
+    parser: argparse.ArgumentParser,
+    run: Callable[[], Any],
+    usage_errors: tuple[type[BaseException], ...],
+) -> Any:
+    """Return ``run()``, or end the script with a one-line error instead of a traceback.
+
+    One of ``usage_errors`` exits with status 2, ``DivergedError`` with status 1.
+    """
+    try:
+        return run()
+    except DivergedError as exc:
+        exit_with(parser.prog, exc)
+    except usage_errors as exc:
+        parser.error(str(exc))

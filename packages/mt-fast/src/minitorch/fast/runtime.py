@@ -1,0 +1,90 @@
+"""What every kernel module needs from Numba, set up when the first kernel is built.
+
+Importing ``minitorch.fast`` does not import Numba: ``FastOps`` imports a kernel module
+(``plain`` or ``tuned``) on the first call of one of its operations, and each kernel module
+imports this one first. Importing it
+
+- lets kernels call mt-tensor's index helpers (``to_index``, ``broadcast_index``,
+  ``index_to_position``, ``is_contiguous_layout``): Numba compiles them from mt-tensor's
+  own source;
+- starts Numba's thread pool, to learn which threading layer it chose (see ``run``).
+
+It also holds what the kernel modules share: ``jit_scalar`` (an operator callable from a
+kernel), the launcher ``run`` and its small-work policy ``GRAIN``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import numba
+from numba.extending import register_jitable
+
+from minitorch.tensor import tensor_data as _tensor_data
+
+__all__ = ["GRAIN", "SERIAL", "jit_scalar", "run"]
+
+for _helper in (
+    _tensor_data.index_to_position,
+    _tensor_data.to_index,
+    _tensor_data.broadcast_index,
+    _tensor_data.is_contiguous_layout,
+):
+    register_jitable(_helper)
+
+_registered: set[Any] = set()
+
+
+def jit_scalar(fn: Callable[..., float]) -> Callable[..., float]:
+    """Make a plain scalar function (e.g. ``operators.mul``) callable from kernels.
+
+    ``register_jitable`` keeps ``fn`` itself as the closure value, so kernels built on it
+    hit Numba's cache across processes (a closure over an ``njit`` dispatcher would not).
+    """
+    if fn not in _registered:
+        register_jitable(fn)
+        _registered.add(fn)
+    return fn
+
+
+GRAIN = 1 << 15
+"""Work (elements touched) below which a kernel runs on one thread.
+
+Waking the thread pool costs more than it saves, and far more on a busy machine. Numba
+cannot cache a kernel that sets its own thread count, so the launcher decides.
+"""
+
+# Numba's ``workqueue`` threading layer (used when neither TBB nor OpenMP loads, or when
+# ``NUMBA_THREADING_LAYER=workqueue``) aborts the process when two Python threads launch
+# parallel kernels at once; under it, launches take turns. ``get_num_threads`` starts the
+# thread pool, after which ``threading_layer`` names the layer Numba chose.
+numba.get_num_threads()
+SERIAL = numba.threading_layer() == "workqueue"
+"""True when kernel launches are serialised (Numba's workqueue layer is not thread-safe)."""
+_LAUNCH_LOCK = threading.Lock()
+
+
+def _launch(kernel: Callable[..., None], work: int, *args: Any) -> None:
+    if work >= GRAIN:
+        kernel(*args)
+        return
+    threads = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        kernel(*args)
+    finally:
+        numba.set_num_threads(threads)
+
+
+def run(kernel: Callable[..., None], work: int, *args: Any) -> None:
+    """Call ``kernel(*args)``, on one thread when ``work`` is below ``GRAIN``.
+
+    Safe from several Python threads: under Numba's workqueue layer, launches take turns.
+    """
+    if SERIAL:
+        with _LAUNCH_LOCK:
+            _launch(kernel, work, *args)
+    else:
+        _launch(kernel, work, *args)

@@ -1,0 +1,68 @@
+"""Python threads sharing the fast backend (issue 12).
+
+Numba's ``workqueue`` threading layer aborts the whole process ("Concurrent access has been
+detected") when two threads launch parallel kernels at once, so each case runs in a
+subprocess: a failure is a non-zero exit code there, not a dead pytest.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+SCRIPT = """
+import sys
+import threading
+
+import numba
+import numpy as np
+
+from minitorch.fast import FastBackend
+from minitorch.tensor import from_numpy
+
+x = np.linspace(-1.0, 1.0, 200_000).reshape(400, 500)
+expected = (2 * x).sum(axis=0, keepdims=True)
+errors = []
+
+
+def work() -> None:
+    try:
+        a = from_numpy(x, FastBackend)
+        for _ in range(40):
+            got = FastBackend.add_reduce(FastBackend.add_zip(a, a), 0).to_numpy()
+            np.testing.assert_allclose(got, expected)
+            a @ a.permute(1, 0)
+    except Exception as e:  # reported below, so the parent sees it
+        errors.append(repr(e))
+
+
+threads = [threading.Thread(target=work) for _ in range(2)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print(numba.threading_layer(), errors)
+sys.exit(1 if errors else 0)
+"""
+
+
+@pytest.mark.task3_1
+@pytest.mark.parametrize("layer", ["workqueue", None])
+def test_two_threads_share_the_backend(layer: str | None) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_THREADING_LAYER"}
+    if layer is not None:
+        env["NUMBA_THREADING_LAYER"] = layer
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, (done.returncode, done.stdout, done.stderr[-2000:])
+    if layer is not None:
+        assert done.stdout.startswith(layer), done.stdout
