@@ -261,3 +261,14 @@ def test_optimizer_step_uses_only_grad_and_detach():
     p.value.grad = 1.0
     opt.zero_grad()
     assert p.value.grad is None
+
+
+@pytest.mark.task1_5
+def test_a_parameter_of_a_scalar_expression_trains() -> None:
+    """Issue 13 item 4: ``Parameter(Scalar(0.5) * 2 - 1)`` is a leaf, so SGD moves it."""
+    p = Parameter(Scalar(0.5) * 2 - 1)
+    assert p.value.is_leaf()
+    opt = SGD([p], lr=0.1)
+    (p.value * 3.0).backward()
+    opt.step()
+    assert p.value.data == pytest.approx(-0.3)

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.task4_5
 
 
 def test_linear_shapes_init_and_forward() -> None:
-    layer = nn.Linear(5, 3, seed=0)
+    layer = nn.Linear(5, 3, backend=FastBackend, seed=0)
     names = dict(layer.named_parameters())
     assert set(names) == {"weight", "bias"}
     w, b = names["weight"].value, names["bias"].value
@@ -51,7 +51,7 @@ def test_conv_layers_match_functional(ref) -> None:
     bound = 1 / math.sqrt(3 * 3)
     assert np.abs(w).max() <= bound
     x2 = np.random.default_rng(2).standard_normal((2, 2, 5, 6))
-    layer2 = nn.Conv2d(2, 3, (2, 3), seed=0)
+    layer2 = nn.Conv2d(2, 3, (2, 3), backend="fast", seed=0)
     assert layer2.weight.value.shape == (3, 2, 2, 3)
     w, b = layer2.weight.value.to_numpy(), layer2.bias.value.to_numpy()
     np.testing.assert_allclose(
@@ -126,8 +126,8 @@ def test_a_small_conv_network_learns() -> None:
     class Net(Module):
         def __init__(self) -> None:
             super().__init__()
-            self.conv = nn.Conv2d(1, 2, 3, seed=0)
-            self.linear = nn.Linear(2 * 3 * 3, 2, seed=1)
+            self.conv = nn.Conv2d(1, 2, 3, backend=FastBackend, seed=0)
+            self.linear = nn.Linear(2 * 3 * 3, 2, backend=FastBackend, seed=1)
 
         def forward(self, x):
             h = nn.avgpool2d(self.conv(x).relu(), (2, 2))
@@ -153,3 +153,14 @@ def test_a_small_conv_network_learns() -> None:
     assert losses[-1] < 0.2 * losses[0]
     model.eval()
     assert (np.argmax(model(x).to_numpy(), axis=1) == labels).all()
+
+
+def test_layers_use_the_default_backend() -> None:
+    """Issue 13 item 3: layers put their parameters where tensor()/rand() put tensors."""
+    from minitorch.tensor import default_backend, get_default_backend
+
+    for layer in (nn.Linear(2, 3), nn.Conv1d(1, 2, 2), nn.Conv2d(1, 2, 2)):
+        assert all(p.value.backend == get_default_backend() for p in layer.parameters())
+    with default_backend("fast"):
+        for layer in (nn.Linear(2, 3), nn.Conv1d(1, 2, 2), nn.Conv2d(1, 2, 2)):
+            assert all(p.value.backend == FastBackend for p in layer.parameters())

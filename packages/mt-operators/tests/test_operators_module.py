@@ -221,3 +221,40 @@ def test_parameter_holds_plain_values():
     assert p.value == 2.5
     assert str(p) == "2.5"
     assert repr(p) == "Parameter(2.5)"
+
+
+class _Value:
+    """A stand-in for a Scalar or Tensor: the duck-typed protocol Parameter uses."""
+
+    def __init__(self, leaf: bool) -> None:
+        self.leaf, self.wants_grad, self.detached = leaf, False, False
+
+    def is_leaf(self) -> bool:
+        return self.leaf
+
+    def detach(self) -> "_Value":
+        out = _Value(leaf=False)
+        out.detached = True
+        return out
+
+    def requires_grad_(self, flag: bool = True) -> "_Value":
+        self.wants_grad = flag
+        self.leaf = flag
+        return self
+
+
+@pytest.mark.task0_4
+def test_parameter_detaches_a_computed_value_so_it_becomes_a_leaf() -> None:
+    """Issue 13 item 4: ``Parameter(rand(3) * 2 - 1)`` used to stay a non-leaf."""
+    computed = _Value(leaf=False)
+    p = Parameter(computed)
+    assert p.value is not computed
+    assert p.value.detached
+    assert p.value.wants_grad
+    assert p.value.is_leaf()
+    already = _Value(leaf=True)
+    assert Parameter(already).value is already
+    p.update(_Value(leaf=False))
+    assert p.value.detached
+    assert p.value.is_leaf()
+    assert Parameter(1.5).value == 1.5

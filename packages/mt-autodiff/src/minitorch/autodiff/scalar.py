@@ -21,6 +21,7 @@ __all__ = [
     "Log",
     "Mul",
     "Neg",
+    "Pow",
     "ReLU",
     "Scalar",
     "ScalarFunction",
@@ -207,6 +208,12 @@ class Scalar(GraphNode):
         return Neg.apply(self)
         # END SOLUTION
 
+    def __pow__(self, b: ScalarLike) -> Scalar:
+        return Pow.apply(self, b)
+
+    def __rpow__(self, b: ScalarLike) -> Scalar:
+        return Pow.apply(b, self)
+
     def __lt__(self, b: ScalarLike) -> Scalar:
         # BEGIN SOLUTION task1_2
         return LT.apply(self, b)
@@ -375,6 +382,40 @@ class ReLU(ScalarFunction):
         (a,) = ctx.saved_values
         return operators.relu_back(a, d_output)
         # END SOLUTION
+
+
+def _pow(a: float, b: float) -> float:
+    """``a ** b`` as a float: NaN for a negative base and non-integer exponent (PyTorch)."""
+    try:
+        return math.pow(a, b)
+    except ValueError:  # a negative base with a non-integer exponent, or 0 ** negative
+        return math.inf if a == 0.0 else math.nan
+    except OverflowError:
+        return math.inf if a > 0 or (float(b).is_integer() and b % 2 == 0) else -math.inf
+
+
+class Pow(ScalarFunction):
+    """``f(x, y) = x ** y``."""
+
+    @staticmethod
+    def forward(ctx: Context, a: float, b: float) -> float:  # type: ignore[override]
+        """Power."""
+        out = _pow(a, b)
+        ctx.save_for_backward(a, b, out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, d_output: float) -> tuple[float, float]:
+        """``d * y * x ** (y - 1)`` and ``d * x ** y * log(x)`` (0 at ``x == 0``, as PyTorch)."""
+        a, b, out = ctx.saved_values
+        d_a = 0.0 if b == 0.0 else d_output * b * _pow(a, b - 1.0)
+        if a > 0.0:
+            d_b = d_output * out * math.log(a)
+        elif a == 0.0:
+            d_b = 0.0
+        else:
+            d_b = math.nan
+        return d_a, d_b
 
 
 class Log(ScalarFunction):

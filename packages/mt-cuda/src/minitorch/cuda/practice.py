@@ -56,7 +56,7 @@ def _mm_practice(out, a, b, m, n, p):  # type: ignore[no-untyped-def]
 
 
 def _on_cuda(t: Tensor, name: str) -> Tensor:
-    if t.backend is not CudaBackend:
+    if t.backend != CudaBackend:
         raise ValueError(
             f"{name} needs a tensor on CudaBackend, got one on {t.backend.name}; "
             "move it with .to(CudaBackend)"
@@ -76,9 +76,9 @@ def sum_practice(a: Tensor) -> Tensor:
     if a.dims != 1:
         raise ValueError(f"sum_practice needs a 1-D tensor, got shape {a.shape}")
     a = _on_cuda(a, "sum_practice")
-    blocks, threads = launch.practice_sum(a.size)
+    blocks, threads = launch.practice_sum(a.numel())
     out = device.device_zeros(blocks)
-    _sum_practice[blocks, threads](out, a._tensor.storage, a.size)
+    _sum_practice[blocks, threads](out, a.tensor_data.storage, a.numel())
     return Tensor(TensorData(out, (blocks,)), backend=CudaBackend)
 
 

@@ -13,7 +13,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from minitorch.fast import FastBackend
 from minitorch.operators import Module, Parameter
 from minitorch.tensor import Tensor, TensorBackend, from_numpy
 
@@ -29,7 +28,10 @@ def _rng(seed: Seed) -> np.random.Generator:
 
 
 def _uniform(
-    shape: tuple[int, ...], fan_in: int, backend: TensorBackend, rng: np.random.Generator
+    shape: tuple[int, ...],
+    fan_in: int,
+    backend: TensorBackend | str | None,
+    rng: np.random.Generator,
 ) -> Parameter:
     bound = 1.0 / math.sqrt(fan_in)
     return Parameter(from_numpy(rng.uniform(-bound, bound, shape), backend=backend))
@@ -47,7 +49,7 @@ class Linear(Module):
     Args:
         in_size: inputs per example.
         out_size: outputs per example.
-        backend: where the parameters live (default: the parallel CPU backend).
+        backend: where the parameters live (default: ``get_default_backend()``).
         seed: an int or ``numpy.random.Generator`` for the initial values.
 
     Attributes:
@@ -57,7 +59,11 @@ class Linear(Module):
     """
 
     def __init__(
-        self, in_size: int, out_size: int, backend: TensorBackend = FastBackend, seed: Seed = None
+        self,
+        in_size: int,
+        out_size: int,
+        backend: TensorBackend | str | None = None,
+        seed: Seed = None,
     ) -> None:
         super().__init__()
         _positive("Linear", in_size=in_size, out_size=out_size)
@@ -83,7 +89,7 @@ class Conv1d(Module):
         in_channels: channels of the input.
         out_channels: channels of the output.
         kernel_width: width of the kernel.
-        backend: where the parameters live.
+        backend: where the parameters live (default: ``get_default_backend()``).
         seed: an int or ``numpy.random.Generator`` for the initial values.
 
     Attributes:
@@ -96,7 +102,7 @@ class Conv1d(Module):
         in_channels: int,
         out_channels: int,
         kernel_width: int,
-        backend: TensorBackend = FastBackend,
+        backend: TensorBackend | str | None = None,
         seed: Seed = None,
     ) -> None:
         super().__init__()
@@ -120,7 +126,7 @@ class Conv2d(Module):
         in_channels: channels of the input.
         out_channels: channels of the output.
         kernel: ``(kh, kw)``, or one int for a square kernel.
-        backend: where the parameters live.
+        backend: where the parameters live (default: ``get_default_backend()``).
         seed: an int or ``numpy.random.Generator`` for the initial values.
 
     Attributes:
@@ -133,7 +139,7 @@ class Conv2d(Module):
         in_channels: int,
         out_channels: int,
         kernel: int | Sequence[int],
-        backend: TensorBackend = FastBackend,
+        backend: TensorBackend | str | None = None,
         seed: Seed = None,
     ) -> None:
         super().__init__()

@@ -16,7 +16,9 @@ class Parameter:
     """A trainable value held by a ``Module``.
 
     The value can be anything: a Scalar, a Tensor, a float. If the value supports
-    ``requires_grad_`` it is marked as needing a gradient whenever it is set.
+    ``requires_grad_`` it is marked as needing a gradient whenever it is set; a value
+    that is the result of an expression (not a leaf) is detached first, so
+    ``Parameter(rand(3) * 2 - 1)`` is a leaf that receives a gradient, as in PyTorch.
     """
 
     def __init__(self, x: Any, name: str | None = None) -> None:
@@ -25,6 +27,13 @@ class Parameter:
         self._mark()
 
     def _mark(self) -> None:
+        # A value computed by an expression (``rand(3) * 2 - 1``) is not a leaf: marking it
+        # would leave it without a gradient, so training silently did nothing. Detach it
+        # first (duck-typed: Scalars and Tensors both have ``is_leaf`` and ``detach``).
+        is_leaf = getattr(self.value, "is_leaf", None)
+        detach = getattr(self.value, "detach", None)
+        if callable(is_leaf) and callable(detach) and not is_leaf():
+            self.value = detach()
         if hasattr(self.value, "requires_grad_"):
             self.value.requires_grad_(True)
         if self.name is not None and hasattr(self.value, "name"):

@@ -15,8 +15,8 @@ import numpy as np
 import numpy.typing as npt
 
 from .tensor import Tensor
-from .tensor_data import TensorData, UserShape, check_shape, flatten_nested
-from .tensor_ops import SimpleBackend, TensorBackend
+from .tensor_data import TensorData, check_shape, flatten_nested
+from .tensor_ops import TensorBackend, resolve_backend
 
 __all__ = [
     "from_numpy",
@@ -29,21 +29,48 @@ __all__ = [
 ]
 
 
+BackendLike = TensorBackend | str | None
+"""A backend, a registered backend name (``"fast"``), or None for the default backend."""
+
+
 def _make(
     values: npt.NDArray[np.float64],
     shape: tuple[int, ...],
-    backend: TensorBackend,
+    backend: BackendLike,
     requires_grad: bool,
 ) -> Tensor:
-    storage = backend.ops.storage_from_numpy(values)
-    t = Tensor(TensorData(storage, shape), backend=backend)
+    where = resolve_backend(backend)
+    storage = where.ops.storage_from_numpy(values)
+    t = Tensor(TensorData(storage, shape), backend=where)
     return t.requires_grad_(requires_grad) if requires_grad else t
 
 
-def tensor(ls: Any, backend: TensorBackend = SimpleBackend, requires_grad: bool = False) -> Tensor:
+def _shape_args(
+    name: str, args: tuple[Any, ...], backend: BackendLike
+) -> tuple[tuple[int, ...], BackendLike]:
+    """The shape of ``zeros(2, 3)``, ``zeros((2, 3))`` or the course's ``zeros((2, 3), backend)``.
+
+    Raises:
+        TypeError: for no shape, a backend given twice, or a size that is not an int.
+        IndexingError: for a negative size.
+    """
+    if args and isinstance(args[-1], TensorBackend):
+        if backend is not None:
+            raise TypeError(f"{name}(): the backend is given twice (by position and keyword)")
+        args, backend = args[:-1], args[-1]
+    if not args:
+        raise TypeError(f"{name}() needs a shape: {name}(2, 3) or {name}((2, 3))")
+    if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
+        return check_shape(args[0]), backend
+    return check_shape(args), backend
+
+
+def tensor(ls: Any, backend: BackendLike = None, requires_grad: bool = False) -> Tensor:
     """Make a tensor from a number or a nested list of numbers.
 
     ``tensor([[1, 2], [3, 4]])`` has shape ``(2, 2)``; a plain number gives shape ``(1,)``.
+    ``backend`` is a TensorBackend, a name (``"fast"``) or None for the default backend
+    (``get_default_backend()``).
 
     Raises:
         ValueError: for a ragged list.
@@ -55,54 +82,58 @@ def tensor(ls: Any, backend: TensorBackend = SimpleBackend, requires_grad: bool 
     return _make(np.array(values, dtype=np.float64), shape, backend, requires_grad)
 
 
-def zeros(
-    shape: UserShape | int, backend: TensorBackend = SimpleBackend, requires_grad: bool = False
-) -> Tensor:
-    """Make a tensor of zeros (``shape`` is an int or a sequence of ints).
+def zeros(*shape: Any, backend: BackendLike = None, requires_grad: bool = False) -> Tensor:
+    """Make a tensor of zeros: ``zeros(2, 3)`` or ``zeros((2, 3))`` (as PyTorch).
+
+    The course's ``zeros(shape, backend)`` (the backend by position) works too; without a
+    backend the tensor goes to the default backend (``get_default_backend()``).
 
     Raises:
         TypeError: for a size that is not an int (floats and bools are rejected).
         IndexingError: for a negative size.
     """
-    s = check_shape(shape)
-    return _make(np.zeros(prod(s)), s, backend, requires_grad)
+    s, where = _shape_args("zeros", shape, backend)
+    return _make(np.zeros(prod(s)), s, where, requires_grad)
 
 
-def ones(
-    shape: UserShape | int, backend: TensorBackend = SimpleBackend, requires_grad: bool = False
-) -> Tensor:
-    """Make a tensor of ones (``shape`` is an int or a sequence of ints).
+def ones(*shape: Any, backend: BackendLike = None, requires_grad: bool = False) -> Tensor:
+    """Make a tensor of ones: ``ones(2, 3)`` or ``ones((2, 3))`` (see ``zeros``).
 
     Raises:
         TypeError: for a size that is not an int (floats and bools are rejected).
         IndexingError: for a negative size.
     """
-    s = check_shape(shape)
-    return _make(np.ones(prod(s)), s, backend, requires_grad)
+    s, where = _shape_args("ones", shape, backend)
+    return _make(np.ones(prod(s)), s, where, requires_grad)
 
 
 def rand(
-    shape: UserShape | int,
-    backend: TensorBackend = SimpleBackend,
+    *shape: Any,
+    backend: BackendLike = None,
     requires_grad: bool = False,
     seed: int | np.random.Generator | None = None,
 ) -> Tensor:
-    """Make a tensor of uniform random values in ``[0, 1)``.
+    """Make a tensor of uniform random values in ``[0, 1)``: ``rand(2, 3)`` or ``rand((2, 3))``.
 
     Args:
-        shape: the shape.
-        backend: where the tensor lives.
+        *shape: the sizes, or one sequence of them (the course's ``rand(shape, backend)``
+            with the backend by position works too).
+        backend: where the tensor lives (a TensorBackend, a name, or None for the default).
         requires_grad: make it a leaf that accumulates a gradient.
         seed: an int or a ``numpy.random.Generator`` for reproducible values; the global
             random state is never touched.
+
+    Raises:
+        TypeError: for a size that is not an int.
+        IndexingError: for a negative size.
     """
-    s = check_shape(shape)
+    s, where = _shape_args("rand", shape, backend)
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    return _make(rng.random(prod(s)), s, backend, requires_grad)
+    return _make(rng.random(prod(s)), s, where, requires_grad)
 
 
 def from_numpy(
-    array: npt.ArrayLike, backend: TensorBackend = SimpleBackend, requires_grad: bool = False
+    array: npt.ArrayLike, backend: BackendLike = None, requires_grad: bool = False
 ) -> Tensor:
     """Make a tensor from a numpy array.
 

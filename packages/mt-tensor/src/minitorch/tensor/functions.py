@@ -29,25 +29,31 @@ __all__ = [
     "EQ",
     "GT",
     "LT",
+    "Abs",
     "Add",
     "All",
     "Copy",
     "Exp",
     "Function",
     "History",
+    "Index",
     "Inv",
     "IsClose",
     "Log",
     "MatMul",
+    "Max",
     "Mean",
     "Mul",
     "Neg",
     "Permute",
+    "Pow",
     "ReLU",
     "Sigmoid",
     "Sqrt",
     "Sum",
     "View",
+    "max_mask",
+    "power",
 ]
 
 
@@ -130,7 +136,7 @@ class Function:
                 raise TypeError(f"{cls.__name__}.apply takes Tensors, got {type(t).__name__}")
         first = tensors[0].backend
         for t in tensors[1:]:
-            if t.backend is not first:
+            if t.backend != first:
                 raise ValueError(
                     f"{cls.__name__}: inputs live on different backends ({first.name} and "
                     f"{t.backend.name}); move one with .to(backend)"
@@ -303,7 +309,7 @@ class Sqrt(Function):
 
 def _reduce_all(a: Tensor, fn_reduce: Callable[[Tensor, int], Tensor]) -> Tensor:
     """Reduce every dimension with a backend reduction, giving shape ``(1,)``."""
-    flat = a.contiguous().view(a.size) if a.dims != 1 else a
+    flat = a.contiguous().view(a.numel()) if a.dims != 1 else a
     return fn_reduce(flat, 0)
 
 
@@ -333,7 +339,7 @@ class Mean(Function):
     @staticmethod
     def forward(ctx: Context, a: Tensor, dim: int | None) -> Tensor:
         """Mean."""
-        n = a.size if dim is None else a.shape[dim]
+        n = a.numel() if dim is None else a.shape[dim]
         ctx.save_for_backward(a.shape, n)
         total = (
             _reduce_all(a, a.backend.add_reduce) if dim is None else a.backend.add_reduce(a, dim)
@@ -501,3 +507,137 @@ def _transpose(t: Tensor) -> Tensor:
     order = list(range(t.dims))
     order[-2], order[-1] = order[-1], order[-2]
     return _like(t, t.tensor_data.permute(*order))
+
+
+def _sign(a: Tensor) -> Tensor:
+    """``sign(a)``: 1, 0 or -1 elementwise (0 at 0, as PyTorch's gradient of ``abs``)."""
+    f = a.backend
+    zero = a.zeros((1,))
+    return f.add_zip(f.lt_zip(zero, a), f.neg_map(f.lt_zip(a, zero)))
+
+
+class Abs(Function):
+    """Elementwise ``|a|``."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor) -> Tensor:
+        """``relu(a) + relu(-a)``."""
+        ctx.save_for_backward(a)
+        f = a.backend
+        return f.add_zip(f.relu_map(a), f.relu_map(f.neg_map(a)))
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
+        """``g * sign(a)`` (0 at 0)."""
+        a: Tensor
+        (a,) = ctx.saved_values
+        return a.backend.mul_zip(grad_output, _sign(a))
+
+
+def power(a: Tensor, p: float) -> Tensor:
+    """``a ** p`` elementwise for a number ``p``, from the backend primitives (no history).
+
+    An integer ``p`` multiplies (square and multiply, then ``1 / x`` for ``p < 0``), so a
+    negative base works; ``p = ±0.5`` takes the square root; another ``p`` is
+    ``exp(p * log(a))``: NaN for a negative base, as in PyTorch.
+    """
+    f = a.backend
+    if float(p).is_integer():
+        n = abs(int(p))
+        result = f.add_zip(a.zeros(a.shape), _const(a, 1.0))
+        base = a
+        while n:
+            if n & 1:
+                result = f.mul_zip(result, base)
+            n >>= 1
+            if n:
+                base = f.mul_zip(base, base)
+        return f.inv_map(result) if p < 0 else result
+    if abs(p) == 0.5:  # exact, as the square root is
+        root = f.sqrt_map(a)
+        return f.inv_map(root) if p < 0 else root
+    return f.exp_map(f.mul_zip(f.log_map(a), _const(a, float(p))))
+
+
+class Pow(Function):
+    """``a ** p`` for a number ``p`` (the exponent gets no gradient)."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, p: float) -> Tensor:
+        """Power."""
+        ctx.save_for_backward(a, p)
+        return power(a, p)
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
+        """``g * p * a ** (p - 1)`` (0 for ``p == 0``)."""
+        a, p = ctx.saved_values
+        f = a.backend
+        if p == 0:
+            return grad_output.zeros(a.shape)
+        out: Tensor = f.mul_zip(grad_output, f.mul_zip(power(a, p - 1), _const(a, float(p))))
+        return out
+
+
+def max_mask(a: Tensor, dim: int) -> tuple[Tensor, Tensor, Tensor]:
+    """Return ``(values, indices, first)`` of the maximum of ``a`` over ``dim`` (kept, size 1).
+
+    ``indices`` holds the position of the first maximal value (PyTorch's choice on ties) and
+    ``first`` is 1.0 there and 0.0 elsewhere, in ``a``'s shape. Only backend primitives.
+    """
+    f = a.backend
+    n = a.shape[dim]
+    values = f.max_reduce(a, dim)
+    shape = [1] * a.dims
+    shape[dim] = n
+    # rank is n, n-1, ..., 1 along dim: the largest rank among the maxima is the first one.
+    rank = a.make([float(n - k) for k in range(n)], tuple(shape), backend=a.backend)
+    ranked = f.mul_zip(f.eq_zip(a, values), rank)
+    top = f.max_reduce(ranked, dim)
+    first = f.mul_zip(f.eq_zip(ranked, top), f.lt_zip(a.zeros((1,)), ranked))
+    indices = f.add_zip(f.neg_map(top), _const(a, float(n)))
+    return values, indices, first
+
+
+class Max(Function):
+    """The maximum over ``dim`` (kept with size 1).
+
+    The gradient goes to the first maximal position (PyTorch's ``max(dim)``), or with
+    ``split`` is shared equally by every maximal element (PyTorch's ``max()``).
+    """
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, dim: int, split: bool = False) -> Tensor:
+        """Max."""
+        values, _, first = max_mask(a, dim)
+        if split:
+            f = a.backend
+            ties = f.eq_zip(a, values)
+            first = f.mul_zip(ties, f.inv_map(f.add_reduce(ties, dim)))
+        ctx.save_for_backward(first)
+        return values
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
+        """``g`` where the maximum was taken, 0 elsewhere."""
+        first: Tensor
+        (first,) = ctx.saved_values
+        return first.backend.mul_zip(grad_output, first)
+
+
+class Index(Function):
+    """A view of part of ``a``: ``t[0]``, ``t[:, 1]``, ``t[0:4:2]`` (no copy)."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, view: Callable[[TensorData], TensorData]) -> Tensor:
+        """Index: ``view`` maps ``a``'s TensorData to the viewed part."""
+        ctx.save_for_backward(a.shape, view)
+        return _like(a, view(a.tensor_data))
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
+        """Zeros in the input's shape with the gradient written into the viewed part."""
+        shape, view = ctx.saved_values
+        grad = grad_output.zeros(shape)
+        grad_output.backend.id_map(grad_output, _like(grad, view(grad.tensor_data)))
+        return grad

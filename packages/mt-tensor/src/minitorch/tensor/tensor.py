@@ -11,7 +11,7 @@ import builtins
 import numbers
 from collections.abc import Iterable, Sequence
 from math import prod
-from typing import Any, TypeAlias
+from typing import Any, NamedTuple, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
@@ -22,24 +22,29 @@ from .functions import (
     EQ,
     GT,
     LT,
+    Abs,
     Add,
     All,
     Copy,
     Exp,
     History,
+    Index,
     Inv,
     IsClose,
     Log,
     MatMul,
+    Max,
     Mean,
     Mul,
     Neg,
     Permute,
+    Pow,
     ReLU,
     Sigmoid,
     Sqrt,
     Sum,
     View,
+    max_mask,
 )
 from .tensor_data import (
     IndexingError,
@@ -53,11 +58,52 @@ from .tensor_data import (
     check_shape,
     shape_broadcast,
 )
-from .tensor_ops import SimpleBackend, TensorBackend
+from .tensor_ops import SimpleBackend, TensorBackend, get_default_backend, resolve_backend
 
-__all__ = ["History", "Tensor", "TensorLike"]
+__all__ = ["History", "MaxResult", "Size", "Tensor", "TensorLike"]
 
 TensorLike: TypeAlias = "float | int | Tensor"
+
+
+class Size(builtins.tuple[int, ...]):
+    """The shape returned by ``t.size()``: a tuple of ints, like ``torch.Size``."""
+
+    def numel(self) -> int:
+        """The number of elements of a tensor of this shape."""
+        return prod(self)
+
+    def __repr__(self) -> str:
+        return f"minitorch.Size({list(self)})"
+
+
+class NumelSize(int):
+    """``t.size``: the number of elements (the course's ``t.size``), and callable as PyTorch's.
+
+    It is an ``int`` equal to ``t.numel()``, so ``t.size * 2`` and ``range(t.size)`` work as
+    in the course; calling it gives PyTorch's results: ``t.size()`` is the shape (a
+    ``Size``), ``t.size(d)`` the size of dimension ``d`` (negative counts from the end).
+    """
+
+    _shape: builtins.tuple[int, ...]
+
+    def __new__(cls, shape: builtins.tuple[int, ...]) -> NumelSize:
+        """The element count of ``shape``, remembering the shape."""
+        out = super().__new__(cls, prod(shape))
+        out._shape = shape
+        return out
+
+    def __call__(self, dim: int | None = None) -> Size | int:
+        """``t.size()``: the shape; ``t.size(d)``: the size of dimension ``d``."""
+        if dim is None:
+            return Size(self._shape)
+        return self._shape[check_dim(dim, self._shape)]
+
+
+class MaxResult(NamedTuple):
+    """What ``t.max(dim)`` returns, as ``torch.return_types.max``: values and indices."""
+
+    values: Tensor
+    indices: Tensor
 
 
 class Tensor(GraphNode):
@@ -84,9 +130,13 @@ class Tensor(GraphNode):
     ) -> None:
         self._tensor = v
         self.history = back
-        self.backend = backend if backend is not None else SimpleBackend
+        self.backend = backend if backend is not None else get_default_backend()
         self.grad: Tensor | None = None
         self.name = name
+        if not self.backend.ops.is_storage(v.storage) and isinstance(v.storage, np.ndarray):
+            # Host data for a device backend: copy it over (shape and strides kept).
+            storage = self.backend.ops.storage_from_numpy(v.storage)
+            self._tensor = v = TensorData(storage, v.shape, v.strides)
         if not self.backend.ops.is_storage(v.storage):
             raise TypeError(
                 f"storage of type {type(v.storage).__name__} does not belong to backend "
@@ -102,9 +152,10 @@ class Tensor(GraphNode):
         backend: TensorBackend | None = None,
     ) -> Tensor:
         """Make a constant tensor from a storage buffer (or a flat list), shape and strides."""
-        backend = backend if backend is not None else SimpleBackend
+        backend = backend if backend is not None else get_default_backend()
         if isinstance(storage, (list, tuple)):
             storage = backend.ops.storage_from_numpy(np.asarray(storage, dtype=np.float64))
+        # Host storage for a device backend is copied to the device by the constructor.
         return Tensor(TensorData(storage, shape, strides), backend=backend)
 
     def zeros(self, shape: UserShape | None = None) -> Tensor:
@@ -119,7 +170,7 @@ class Tensor(GraphNode):
 
     def _ensure_tensor(self, b: TensorLike | numbers.Real) -> Tensor:
         if isinstance(b, Tensor):
-            if b.backend is not self.backend:
+            if b.backend != self.backend:
                 raise ValueError(
                     f"operands live on different backends ({self.backend.name} and "
                     f"{b.backend.name}); move one with .to(backend)"
@@ -129,12 +180,14 @@ class Tensor(GraphNode):
             return Tensor.make([float(b)], (1,), backend=self.backend)
         raise TypeError(f"cannot combine a Tensor with {type(b).__name__}")
 
-    def to(self, backend: TensorBackend) -> Tensor:
+    def to(self, backend: TensorBackend | str) -> Tensor:
         """Return a copy of this tensor's values on ``backend`` (self if already there).
 
-        The copy is a constant: history does not cross backends.
+        ``backend`` is a TensorBackend or a registered name (``"fast"``, ``"cuda"``). The
+        copy is a constant: history does not cross backends.
         """
-        if backend is self.backend:
+        backend = resolve_backend(backend)
+        if backend == self.backend:
             return self
         host = np.ascontiguousarray(self.to_numpy()).reshape(-1)
         storage = backend.ops.storage_from_numpy(host.copy())
@@ -157,7 +210,15 @@ class Tensor(GraphNode):
         return self._tensor.version.value
 
     @property
-    def size(self) -> int:
+    def size(self) -> NumelSize:
+        """The number of elements (an int, as in the course), callable as in PyTorch.
+
+        ``t.size == t.numel()``; ``t.size()`` is the shape as a ``Size`` tuple and
+        ``t.size(d)`` the size of dimension ``d``, as ``torch.Tensor.size``.
+        """
+        return NumelSize(self._tensor.shape)
+
+    def numel(self) -> int:
         """The number of elements."""
         return self._tensor.size
 
@@ -210,7 +271,7 @@ class Tensor(GraphNode):
         shape_broadcast(self.shape, grad.shape)  # raises if they are unrelated
         extra = grad.dims - self.dims
         if extra < 0:
-            if grad.size != self.size:
+            if grad.numel() != self.numel():
                 raise RuntimeError(f"gradient of shape {grad.shape} does not fit {self.shape}")
             return grad.contiguous().view(*self.shape)
         out = grad
@@ -218,7 +279,7 @@ class Tensor(GraphNode):
             own = self.shape[dim - extra] if dim >= extra else 1
             if own == 1 and grad.shape[dim] != 1:
                 out = self.backend.add_reduce(out, dim)
-        if out.size != self.size:
+        if out.numel() != self.numel():
             raise RuntimeError(f"gradient of shape {grad.shape} does not fit {self.shape}")
         return out.contiguous().view(*self.shape) if out.shape != self.shape else out
 
@@ -241,7 +302,7 @@ class Tensor(GraphNode):
                 "inputs with requires_grad=True"
             )
         if grad_output is None:
-            if self.size != 1:
+            if self.numel() != 1:
                 raise RuntimeError(
                     f"backward() on a tensor of shape {self.shape} needs a gradient argument;"
                     " gradients can be created implicitly only for one-element outputs"
@@ -308,7 +369,7 @@ class Tensor(GraphNode):
     __hash__ = object.__hash__
 
     def __bool__(self) -> bool:
-        if self.size != 1:
+        if self.numel() != 1:
             raise RuntimeError(
                 f"the truth value of a tensor of shape {self.shape} is ambiguous; use .all()"
             )
@@ -342,6 +403,46 @@ class Tensor(GraphNode):
     def sqrt(self) -> Tensor:
         """Elementwise square root (NaN below 0)."""
         return Sqrt.apply(self)
+
+    def abs(self) -> Tensor:
+        """Elementwise ``|x|``; its gradient is ``sign(x)`` (0 at 0, as PyTorch)."""
+        return Abs.apply(self)
+
+    def __abs__(self) -> Tensor:
+        return Abs.apply(self)
+
+    def __pow__(self, p: TensorLike) -> Tensor:
+        if isinstance(p, Tensor):
+            raise TypeError(
+                "tensor ** tensor is not supported; for a positive base use (y * x.log()).exp()"
+            )
+        if not isinstance(p, numbers.Real):
+            return NotImplemented
+        return Pow.apply(self, float(p))
+
+    def __rpow__(self, base: TensorLike) -> Tensor:
+        if not isinstance(base, numbers.Real):
+            return NotImplemented
+        if not base > 0:
+            raise ValueError(f"{base} ** tensor needs a positive base (it is exp(t * log(base)))")
+        return (self * float(np.log(float(base)))).exp()
+
+    def max(self, dim: int | None = None, keepdim: bool = False) -> Tensor | MaxResult:
+        """The maximum, as PyTorch: ``t.max()`` a tensor, ``t.max(dim)`` ``(values, indices)``.
+
+        ``t.max()`` has shape ``(1,)`` (like ``sum()``); its gradient is shared equally by
+        the maximal elements, as PyTorch's. ``t.max(dim)`` drops ``dim`` unless ``keepdim``;
+        ``indices`` (floats) gives the first maximal position, which receives the gradient.
+        """
+        if dim is None:
+            return Max.apply(self.contiguous().view(self.numel()), 0, True)
+        d = check_dim(dim, self.shape)
+        values = Max.apply(self, d)
+        indices = max_mask(self.detach(), d)[1]
+        if not keepdim:
+            shape = self.shape[:d] + self.shape[d + 1 :]
+            values, indices = values.view(*shape), indices.view(*shape)
+        return MaxResult(values, indices)
 
     def sum(self, dim: int | None = None) -> Tensor:
         """Sum over ``dim`` (kept with size 1), or over everything (shape ``(1,)``)."""
@@ -383,6 +484,17 @@ class Tensor(GraphNode):
             shape = tuple(shape[0])
         return View.apply(self, _resolve_shape(shape, self.shape))
 
+    def reshape(self, *shape: int) -> Tensor:
+        """Return a tensor of a new shape: a view when contiguous, else a copy (as PyTorch)."""
+        return self.contiguous().view(*shape)
+
+    def transpose(self, dim0: int, dim1: int) -> Tensor:
+        """Return a view with dimensions ``dim0`` and ``dim1`` swapped."""
+        order = list(range(self.dims))
+        a, b = check_dim(dim0, self.shape), check_dim(dim1, self.shape)
+        order[a], order[b] = order[b], order[a]
+        return self.permute(*order)
+
     def contiguous(self) -> Tensor:
         """Return this tensor if contiguous, else a contiguous copy."""
         if self._tensor.is_contiguous():
@@ -406,15 +518,46 @@ class Tensor(GraphNode):
         Raises:
             RuntimeError: if the tensor has more than one element.
         """
-        if self.size != 1:
+        if self.numel() != 1:
             raise RuntimeError(f"item() needs a one-element tensor, got shape {self.shape}")
         return float(self._tensor.storage[self._tensor.index((0,) * self.dims)])
 
-    def __getitem__(self, key: int | Sequence[int]) -> float:
-        return self._tensor.get(_index_key(key))
+    def __getitem__(self, key: Any) -> Any:
+        """Index: one int per dimension gives a float (course), anything else a view.
 
-    def __setitem__(self, key: int | Sequence[int], val: float) -> None:
-        self._tensor.set(_index_key(key), float(val))
+        ``t[i, j]`` is a float, as in the course; a shorter index or one with slices
+        (``t[0]``, ``t[:, 1]``, ``t[0:4:2]``, ``t[..., 0]``) is a view sharing storage, as in
+        PyTorch, and gradients flow through it.
+
+        Raises:
+            IndexingError: for an index out of range, too many entries, or not an int.
+            ValueError: for a slice step that is not positive (as PyTorch).
+            TypeError: for ``None`` (newaxis) or another kind of index.
+        """
+        plan = _index_plan(key, self.shape)
+        if plan is None:
+            return self._tensor.get(_index_key(key))
+        return Index.apply(self, lambda td: _view_of(td, plan))
+
+    def __setitem__(self, key: Any, val: TensorLike) -> None:
+        """Write in place: ``t[i, j] = v`` one element, ``t[0] = v`` / ``t[:, 1] = v`` a view.
+
+        A view is filled with a number or with a tensor that broadcasts to it.
+        """
+        plan = _index_plan(key, self.shape)
+        if plan is None:
+            self._tensor.set(_index_key(key), float(val))
+            return
+        part = Tensor(_view_of(self._tensor, plan), backend=self.backend)
+        self.backend.id_map(self._ensure_tensor(val), part)
+
+    def tolist(self) -> Any:
+        """The values as nested Python lists of floats (as ``torch.Tensor.tolist``)."""
+        return self.to_numpy().tolist()
+
+    def numpy(self) -> npt.NDArray[np.float64]:
+        """The values as a numpy array (shares host storage, as ``torch.Tensor.numpy``)."""
+        return self.to_numpy()
 
     def to_numpy(self) -> npt.NDArray[np.float64]:
         """Return the values as a numpy array: a view (no copy) for host storage."""
@@ -445,7 +588,7 @@ class Tensor(GraphNode):
     def __repr__(self) -> str:
         body = self._tensor.to_string(self.to_numpy())
         extra = ""
-        if self.backend is not SimpleBackend:
+        if self.backend != SimpleBackend:
             extra += f", backend={self.backend.name}"
         if self.requires_grad:
             extra += ", requires_grad=True" if self.is_leaf() else ""
@@ -454,21 +597,70 @@ class Tensor(GraphNode):
         return f"tensor({body}{extra})"
 
 
-def _index_key(key: Any) -> tuple[int, ...]:
-    """The index tuple of ``t[key]``: ``t[i]`` or ``t[i, j]`` with one int per dimension.
+_Plan: TypeAlias = "list[builtins.tuple[int, int, int] | int]"
 
-    Raises:
-        TypeError: for a slice, ``...``, ``None`` or anything that is not an int or a tuple
-            of ints (tensors are indexed element by element; no slicing yet).
+
+def _index_plan(key: Any, shape: builtins.tuple[int, ...]) -> _Plan | None:
+    """Parse ``t[key]``: None for one int per dimension (an element), else a plan per dim.
+
+    Each plan entry is an int (that dimension is indexed away) or ``(start, length, step)``.
     """
-    entries = key if isinstance(key, (tuple, list)) else (key,)
-    for k in entries:
-        if isinstance(k, slice) or k is Ellipsis or k is None:
-            raise TypeError(
-                f"tensor index {key!r}: slicing is not supported, index one element with an "
-                "int per dimension (t[i, j]); use view/permute to reshape"
+    entries = list(key) if isinstance(key, (tuple, list)) else [key]
+    if any(k is None for k in entries):
+        raise TypeError(f"tensor index {key!r}: None (newaxis) is not supported; use view")
+    if sum(k is Ellipsis for k in entries) > 1:
+        raise IndexingError(f"tensor index {key!r}: at most one ... is allowed")
+    plain = [k for k in entries if k is not Ellipsis]
+    if len(plain) > len(shape):
+        raise IndexingError(f"index {key!r} has {len(plain)} entries for a tensor of shape {shape}")
+    if len(plain) == len(entries) == len(shape) and not any(isinstance(k, slice) for k in plain):
+        return None  # an element: TensorData checks the entries
+    if Ellipsis in entries:
+        at = entries.index(Ellipsis)
+        entries[at : at + 1] = [slice(None)] * (len(shape) - len(plain))
+    entries += [slice(None)] * (len(shape) - len(entries))
+    plan: _Plan = []
+    for d, (k, n) in enumerate(zip(entries, shape, strict=True)):
+        if isinstance(k, slice):
+            start, stop, step = k.indices(n)
+            if step <= 0:
+                raise ValueError(f"tensor index {key!r}: slice step must be positive")
+            plan.append((start, len(range(start, stop, step)), step))
+        elif isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_)):
+            i = int(k) + n if k < 0 else int(k)
+            if not 0 <= i < n:
+                raise IndexingError(
+                    f"index {key!r} is out of range for shape {shape} (dimension {d})"
+                )
+            plan.append(i)
+        else:
+            raise IndexingError(
+                f"index entries must be ints, slices or ..., got {k!r} in {key!r} "
+                f"(tensor of shape {shape})"
             )
-    return tuple(entries)
+    return plan
+
+
+def _view_of(td: TensorData, plan: _Plan) -> TensorData:
+    """The part of ``td`` that ``plan`` selects, sharing its storage and version counter."""
+    offset = 0
+    shape: list[int] = []
+    strides: list[int] = []
+    for entry, stride in zip(plan, td.strides, strict=True):
+        if isinstance(entry, int):
+            offset += entry * stride
+        else:
+            start, length, step = entry
+            offset += start * stride if length else 0
+            shape.append(length)
+            strides.append(stride * step)
+    storage = td.storage[offset:] if offset else td.storage
+    return TensorData(storage, tuple(shape), tuple(strides), version=td.version)
+
+
+def _index_key(key: Any) -> tuple[int, ...]:
+    """The index tuple of an element index ``t[i]`` / ``t[i, j]`` (``_index_plan`` gave None)."""
+    return tuple(key) if isinstance(key, (tuple, list)) else (key,)
 
 
 def _resolve_shape(shape: tuple[Any, ...], old: tuple[int, ...]) -> tuple[int, ...]:

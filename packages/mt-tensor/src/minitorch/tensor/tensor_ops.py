@@ -11,7 +11,8 @@ once.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from importlib import metadata
 from math import prod
 from typing import TYPE_CHECKING, Any, Protocol
@@ -47,7 +48,11 @@ __all__ = [
     "TensorOps",
     "available_backends",
     "backend",
+    "default_backend",
+    "get_default_backend",
     "matmul_shape",
+    "resolve_backend",
+    "set_default_backend",
 ]
 
 ENTRY_POINT_GROUP = "minitorch.backends"
@@ -291,6 +296,19 @@ class TensorBackend:
         self.max_reduce = ops.reduce(operators.max, -float("inf"))
         self.matrix_multiply = ops.matrix_multiply
 
+    def __eq__(self, other: object) -> bool:
+        """Backends are equal when they run the same ``TensorOps`` class.
+
+        ``TensorBackend(FastOps)`` and ``FastBackend`` are interchangeable: tensors on
+        either combine, and either may be passed wherever a backend is expected.
+        """
+        if not isinstance(other, TensorBackend):
+            return NotImplemented
+        return self.ops is other.ops
+
+    def __hash__(self) -> int:
+        return hash(self.ops)
+
     def __repr__(self) -> str:
         return f"TensorBackend({self.name})"
 
@@ -452,3 +470,62 @@ def backend(name: str) -> TensorBackend:
     if not isinstance(obj, TensorBackend):
         raise TypeError(f"entry point {name!r} = {registry[name]!r} is not a TensorBackend")
     return obj
+
+
+# ---------------------------------------------------------------------------------------
+# The default backend: where ``tensor zeros ones rand from_numpy`` and mt-nn's layers put
+# new tensors when no backend is given (like ``torch.set_default_device``).
+
+_default: TensorBackend = SimpleBackend
+
+
+def resolve_backend(which: TensorBackend | str | None) -> TensorBackend:
+    """Return the backend ``which`` names: itself, a registered name, or None for the default.
+
+    Raises:
+        TypeError: if ``which`` is neither a TensorBackend, a name nor None.
+        LookupError: for a name no installed package provides.
+    """
+    if which is None:
+        return _default
+    if isinstance(which, TensorBackend):
+        return which
+    if isinstance(which, str):
+        return backend(which)
+    raise TypeError(
+        f"a backend is a TensorBackend or a name like 'fast', got {type(which).__name__}: {which!r}"
+    )
+
+
+def get_default_backend() -> TensorBackend:
+    """Return the backend new tensors get when none is given (``SimpleBackend`` at start)."""
+    return _default
+
+
+def set_default_backend(which: TensorBackend | str) -> None:
+    """Make ``which`` (a TensorBackend or a name like ``"fast"``) the default backend.
+
+    The setting is process-wide; prefer ``with default_backend(...)`` for a block of code.
+
+    Raises:
+        TypeError: if ``which`` is not a TensorBackend or a name.
+        LookupError: for a name no installed package provides.
+    """
+    global _default
+    if which is None:
+        raise TypeError("set_default_backend(None): pass a TensorBackend or a name like 'fast'")
+    _default = resolve_backend(which)
+
+
+@contextmanager
+def default_backend(which: TensorBackend | str) -> Iterator[TensorBackend]:
+    """Use ``which`` as the default backend inside a ``with`` block, then restore the old one.
+
+    ``with default_backend("fast"): x = rand(2, 2)`` makes ``x`` on the fast backend.
+    """
+    previous = get_default_backend()
+    set_default_backend(which)
+    try:
+        yield _default
+    finally:
+        set_default_backend(previous)
