@@ -84,10 +84,13 @@ FLAT_NAMES = {
             "zeros",
             "ones",
             "from_numpy",
+            "get_default_backend",
+            "set_default_backend",
+            "default_backend",
         ],
         "tensor",
     ),
-    **dict.fromkeys(["FastOps", "FastBackend"], "fast"),
+    **dict.fromkeys(["FastOps", "FastBackend", "PlainFastOps", "PlainFastBackend"], "fast"),
     **dict.fromkeys(["CudaOps", "CudaBackend"], "cuda"),
     **dict.fromkeys(
         [
