@@ -152,8 +152,10 @@ def test_storage_is_device_memory() -> None:
     assert CudaOps.is_storage(CudaOps.storage_empty(4))
     assert len(CudaOps.storage_empty(4)) == 4
     assert len(CudaOps.storage_empty(0)) == 0
-    with pytest.raises(TypeError, match="does not belong to backend cuda"):
-        Tensor(TensorData(np.zeros(3), (3,)), backend=CudaBackend)
+    # Host storage handed to the CUDA backend is copied to the device (like torch's .to).
+    moved = Tensor(TensorData(np.array([4.0, 5.0, 6.0]), (3,)), backend=CudaBackend)
+    assert CudaOps.is_storage(moved.tensor_data.storage)
+    assert moved.to_numpy().tolist() == [4.0, 5.0, 6.0]
     # Element access works on device storage (each one a one-element copy).
     assert t[1] == 2.0
     t[1] = 5.0
