@@ -18,13 +18,12 @@ import numpy as np
 import numpy.typing as npt
 
 from minitorch.autodiff import Context
-from minitorch.tensor import Function, Tensor, TensorBackend, from_numpy
+from minitorch.tensor import Function, Max, Tensor, TensorBackend, check_dim, from_numpy, max_mask
 
 __all__ = [
     "Avgpool2dFun",
     "DropoutFun",
     "LogSoftmaxFun",
-    "Max",
     "Maxpool2dFun",
     "SoftmaxFun",
     "argmax",
@@ -43,18 +42,15 @@ def _const(value: float, backend: TensorBackend) -> Tensor:
     return Tensor.make([float(value)], (1,), backend=backend)
 
 
-def _dim(t: Tensor, dim: int, name: str) -> int:
+def _check_tensor(t: object, name: str) -> None:
     if not isinstance(t, Tensor):
         raise TypeError(f"{name} takes a Tensor, got {type(t).__name__}")
-    if not isinstance(dim, int) or isinstance(dim, bool):
-        raise TypeError(f"{name}: dim must be an int, got {dim!r}")
-    if not -t.dims <= dim < t.dims:
-        raise ValueError(f"{name}: dim {dim} is out of range for a tensor of shape {t.shape}")
-    return dim % t.dims
 
 
-def _flat(t: Tensor) -> Tensor:
-    return t.contiguous().view(t.size)
+def _dim(t: Tensor, dim: int, name: str) -> int:
+    """``dim`` checked by mt-tensor's one validator (an IndexingError, as PyTorch's)."""
+    _check_tensor(t, name)
+    return check_dim(dim, t.shape)
 
 
 # ------------------------------------------------------------------------------- pooling
@@ -199,37 +195,17 @@ def maxpool2d(input: Tensor, kernel: tuple[int, int]) -> Tensor:
 # ----------------------------------------------------------------------------- max, argmax
 
 
-class Max(Function):
-    """Max over one dimension (kept with size 1) or over everything (shape ``(1,)``)."""
-
-    @staticmethod
-    def forward(ctx: Context, a: Tensor, dim: int | None) -> Tensor:
-        """The maximum."""
-        f = a.backend
-        out = f.max_reduce(_flat(a), 0) if dim is None else f.max_reduce(a, dim)
-        ctx.save_for_backward(a, out, dim)
-        return out
-
-    @staticmethod
-    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
-        """``grad`` to the maxima, split evenly between ties (as ``torch.amax``)."""
-        a, out, dim = ctx.saved_values
-        f = a.backend
-        mask = f.eq_zip(a, out)
-        count = f.add_reduce(_flat(mask), 0) if dim is None else f.add_reduce(mask, dim)
-        grad: Tensor = f.mul_zip(mask, f.mul_zip(grad_output, f.inv_map(count)))
-        return grad
-
-
 def max(input: Tensor, dim: int | None = None) -> Tensor:
     """The maximum over ``dim`` (kept with size 1, as ``torch.amax(keepdim=True)``).
 
     With ``dim=None`` the maximum of every element, shape ``(1,)``. The gradient goes to
-    the maximal elements; ties share it equally, as with ``torch.amax``.
+    the maximal elements; ties share it equally, as with ``torch.amax``. (mt-tensor's
+    ``Max`` with ``split=True``.)
     """
-    if not isinstance(input, Tensor):
-        raise TypeError(f"max takes a Tensor, got {type(input).__name__}")
-    return Max.apply(input, None if dim is None else _dim(input, dim, "max"))
+    if dim is None:
+        _check_tensor(input, "max")
+        return Max.apply(input.contiguous().view(input.numel()), 0, True)
+    return Max.apply(input, _dim(input, dim, "max"), True)
 
 
 def argmax(input: Tensor, dim: int) -> Tensor:
@@ -238,15 +214,7 @@ def argmax(input: Tensor, dim: int) -> Tensor:
     Among tied maxima the first is marked, as ``torch.argmax`` picks the first index.
     """
     dim = _dim(input, dim, "argmax")
-    f = input.backend
-    n = input.shape[dim]
-    is_max = f.eq_zip(input, f.max_reduce(input, dim))
-    # Weight position k by n - k, so the first maximum scores highest.
-    shape = [1] * input.dims
-    shape[dim] = n
-    rank = from_numpy(np.arange(n, 0, -1, dtype=np.float64).reshape(shape), backend=f)
-    score = f.mul_zip(is_max, rank)
-    return f.eq_zip(score, f.max_reduce(score, dim))
+    return max_mask(input.detach(), dim)[2]
 
 
 # ------------------------------------------------------------------------ softmax family

@@ -39,6 +39,7 @@ from .functions import (
     Sqrt,
     Sum,
     View,
+    max_mask,
 )
 from .tensor import MaxResult, NumelSize, Size, Tensor
 from .tensor_data import (
@@ -124,6 +125,7 @@ __all__ = [
     "index_to_position",
     "is_contiguous_layout",
     "matmul_shape",
+    "max_mask",
     "no_grad",
     "ones",
     "rand",

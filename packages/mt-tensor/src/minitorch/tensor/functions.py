@@ -602,27 +602,30 @@ def max_mask(a: Tensor, dim: int) -> tuple[Tensor, Tensor, Tensor]:
 class Max(Function):
     """The maximum over ``dim`` (kept with size 1).
 
+    The forward pass is one reduction; the backward pass finds where the maximum was taken.
     The gradient goes to the first maximal position (PyTorch's ``max(dim)``), or with
-    ``split`` is shared equally by every maximal element (PyTorch's ``max()``).
+    ``split`` is shared equally by every maximal element (PyTorch's ``max()``, ``amax``).
     """
 
     @staticmethod
     def forward(ctx: Context, a: Tensor, dim: int, split: bool = False) -> Tensor:
         """Max."""
-        values, _, first = max_mask(a, dim)
-        if split:
-            f = a.backend
-            ties = f.eq_zip(a, values)
-            first = f.mul_zip(ties, f.inv_map(f.add_reduce(ties, dim)))
-        ctx.save_for_backward(first)
+        values = a.backend.max_reduce(a, dim)
+        ctx.save_for_backward(a, values, dim, split)
         return values
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> Tensor:
-        """``g`` where the maximum was taken, 0 elsewhere."""
-        first: Tensor
-        (first,) = ctx.saved_values
-        return first.backend.mul_zip(grad_output, first)
+        """``g`` where the maximum was taken (split between ties with ``split``), else 0."""
+        a, values, dim, split = ctx.saved_values
+        f = a.backend
+        if split:
+            ties = f.eq_zip(a, values)
+            share = f.mul_zip(ties, f.inv_map(f.add_reduce(ties, dim)))
+        else:
+            share = max_mask(a, dim)[2]
+        out: Tensor = f.mul_zip(grad_output, share)
+        return out
 
 
 class Index(Function):
