@@ -33,6 +33,8 @@ from typing import Any
 from minitorch.autodiff import Context
 from minitorch.tensor import Function, Tensor, TensorBackend
 
+from .conv_simple import Sizes
+
 __all__ = ["CONV_KERNELS", "Conv1dFun", "Conv2dFun", "conv1d", "conv2d", "kernels_for"]
 
 CONV_KERNELS: dict[str, str] = {
@@ -41,9 +43,6 @@ CONV_KERNELS: dict[str, str] = {
     "cuda": "minitorch.nn.conv_cuda",
 }
 """Backend name -> the module holding that backend's convolution kernels."""
-
-# (batch, in_channels, height, width, out_channels, kernel_height, kernel_width)
-_Sizes = tuple[int, int, int, int, int, int, int]
 
 
 def kernels_for(backend: TensorBackend) -> ModuleType:
@@ -62,7 +61,7 @@ def kernels_for(backend: TensorBackend) -> ModuleType:
     return importlib.import_module(module)
 
 
-def _check(name: str, input: Tensor, weight: Tensor, dims: int) -> _Sizes:
+def _check(name: str, input: Tensor, weight: Tensor, dims: int) -> Sizes:
     """Validate shapes and return the sizes as 2-D (``height = 1`` for 1-D)."""
     axes = "width" if dims == 1 else "height, width"
     if not isinstance(input, Tensor) or not isinstance(weight, Tensor):
@@ -107,7 +106,7 @@ def _strides4(t: Tensor) -> tuple[int, int, int, int]:
 
 
 def _forward(
-    input: Tensor, weight: Tensor, bias: Tensor | None, sizes: _Sizes, reverse: bool, shape: Any
+    input: Tensor, weight: Tensor, bias: Tensor | None, sizes: Sizes, reverse: bool, shape: Any
 ) -> Tensor:
     """Run the forward kernel of ``input``'s backend; return a tensor of ``shape``."""
     kernels = kernels_for(input.backend)
@@ -119,7 +118,7 @@ def _forward(
     return Tensor.make(out, shape, backend=input.backend)
 
 
-def _weight_grad(grad: Tensor, input: Tensor, sizes: _Sizes, reverse: bool, shape: Any) -> Tensor:
+def _weight_grad(grad: Tensor, input: Tensor, sizes: Sizes, reverse: bool, shape: Any) -> Tensor:
     """Run the weight-gradient kernel; return a tensor of the weight's ``shape``."""
     kernels = kernels_for(input.backend)
     out = input.backend.ops.storage_empty(prod(shape))
@@ -138,7 +137,7 @@ def _bias_grad(grad: Tensor, shape: tuple[int, ...]) -> Tensor:
     return f.add_reduce(per_plane, 0).view(*shape)
 
 
-def _transposed(sizes: _Sizes) -> _Sizes:
+def _transposed(sizes: Sizes) -> Sizes:
     """Sizes of the input-gradient convolution: the channel counts swap."""
     batch, in_ch, height, width, out_ch, kh, kw = sizes
     return batch, out_ch, height, width, in_ch, kh, kw

@@ -30,6 +30,8 @@ from minitorch.cuda import (
 )
 from minitorch.operators import add
 
+from .conv_simple import Sizes
+
 __all__ = ["conv_forward", "conv_weight_grad"]
 
 _BLOCK = THREADS_PER_BLOCK
@@ -93,7 +95,7 @@ def conv_forward(
     weight: Any,
     weight_strides: tuple[int, int, int, int],
     bias: Any,
-    sizes: tuple[int, int, int, int, int, int, int],
+    sizes: Sizes,
     reverse: bool,
 ) -> None:
     """Write ``bias[o] + conv(inp[b], weight[o])`` into ``out`` (see ``conv_simple``)."""
@@ -124,7 +126,7 @@ def conv_weight_grad(
     grad_weight: Any,
     grad_out: Any,
     inp: Any,
-    sizes: tuple[int, int, int, int, int, int, int],
+    sizes: Sizes,
     reverse: bool,
 ) -> None:
     """Write the weight's gradient into ``grad_weight`` (see ``conv_simple``)."""

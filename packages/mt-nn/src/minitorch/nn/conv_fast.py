@@ -35,6 +35,8 @@ from numba.extending import register_jitable
 
 from minitorch.fast import run_kernel
 
+from .conv_simple import Sizes
+
 __all__ = ["CHUNK", "conv_forward", "conv_weight_grad"]
 
 CHUNK = 2048
@@ -44,9 +46,6 @@ CHUNK = 2048
 # decides when a kernel is worth the thread pool: one vectorised multiply-add costs far
 # less than one element of a strided map.
 _FLOPS_PER_ELEMENT = 16
-
-# (batch, in_channels, height, width, out_channels, kernel_height, kernel_width)
-Sizes = tuple[int, int, int, int, int, int, int]
 
 
 def _work(sizes: Sizes) -> int:
