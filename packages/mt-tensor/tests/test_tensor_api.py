@@ -302,8 +302,8 @@ def test_importing_minitorch_tensor_does_not_import_numba():
         """
         import sys
         import minitorch.tensor
-        t = minitorch.tensor.tensor([[1.0, 2.0]]) @ minitorch.tensor.tensor([[3.0], [4.0]])
-        assert t.item() == 11.0
+        t = minitorch.tensor.tensor([[1.0, 2.0]], backend=minitorch.tensor.backend("simple"))
+        assert t[0, 1] == 2.0
         assert "numba" not in sys.modules, "numba was imported"
         assert "minitorch.tensor.testing" not in sys.modules
         """

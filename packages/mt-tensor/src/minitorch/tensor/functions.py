@@ -162,12 +162,16 @@ class Neg(Function):
     @staticmethod
     def forward(ctx: Context, a: Tensor) -> Tensor:
         """Negate."""
+        # BEGIN SOLUTION task2_3
         return a.backend.neg_map(a)
+        # END SOLUTION
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> Tensor:
         """``-g``."""
+        # BEGIN SOLUTION task2_4
         return grad_output.backend.neg_map(grad_output)
+        # END SOLUTION
 
 
 class Inv(Function):
@@ -176,15 +180,19 @@ class Inv(Function):
     @staticmethod
     def forward(ctx: Context, a: Tensor) -> Tensor:
         """Invert."""
+        # BEGIN SOLUTION task2_3
         ctx.save_for_backward(a)
         return a.backend.inv_map(a)
+        # END SOLUTION
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> Tensor:
         """``-g / a**2``."""
+        # BEGIN SOLUTION task2_4
         a: Tensor
         (a,) = ctx.saved_values
         return a.backend.inv_back_zip(a, grad_output)
+        # END SOLUTION
 
 
 class Add(Function):
@@ -193,12 +201,16 @@ class Add(Function):
     @staticmethod
     def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
         """Add."""
+        # BEGIN SOLUTION task2_3
         return a.backend.add_zip(a, b)
+        # END SOLUTION
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> tuple[Tensor, Tensor]:
         """``g``, ``g``."""
+        # BEGIN SOLUTION task2_4
         return grad_output, grad_output
+        # END SOLUTION
 
 
 class Mul(Function):
@@ -207,15 +219,19 @@ class Mul(Function):
     @staticmethod
     def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
         """Multiply."""
+        # BEGIN SOLUTION task2_3
         ctx.save_for_backward(a, b)
         return a.backend.mul_zip(a, b)
+        # END SOLUTION
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> tuple[Tensor, Tensor]:
         """``g * b``, ``g * a``."""
+        # BEGIN SOLUTION task2_4
         a, b = ctx.saved_values
         f = grad_output.backend
         return f.mul_zip(grad_output, b), f.mul_zip(grad_output, a)
+        # END SOLUTION
 
 
 class Sigmoid(Function):
@@ -224,15 +240,19 @@ class Sigmoid(Function):
     @staticmethod
     def forward(ctx: Context, a: Tensor) -> Tensor:
         """Sigmoid."""
+        # BEGIN SOLUTION task2_3
         ctx.save_for_backward(a)
         return a.backend.sigmoid_map(a)
+        # END SOLUTION
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> Tensor:
         """``g * s * (1 - s)``."""
+        # BEGIN SOLUTION task2_4
         a: Tensor
         (a,) = ctx.saved_values
         return a.backend.sigmoid_back_zip(a, grad_output)
+        # END SOLUTION
 
 
 class ReLU(Function):
@@ -241,15 +261,19 @@ class ReLU(Function):
     @staticmethod
     def forward(ctx: Context, a: Tensor) -> Tensor:
         """ReLU."""
+        # BEGIN SOLUTION task2_3
         ctx.save_for_backward(a)
         return a.backend.relu_map(a)
+        # END SOLUTION
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> Tensor:
         """``g`` where ``a > 0``."""
+        # BEGIN SOLUTION task2_4
         a: Tensor
         (a,) = ctx.saved_values
         return a.backend.relu_back_zip(a, grad_output)
+        # END SOLUTION
 
 
 class Log(Function):
@@ -258,15 +282,19 @@ class Log(Function):
     @staticmethod
     def forward(ctx: Context, a: Tensor) -> Tensor:
         """Log."""
+        # BEGIN SOLUTION task2_3
         ctx.save_for_backward(a)
         return a.backend.log_map(a)
+        # END SOLUTION
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> Tensor:
         """``g / a``."""
+        # BEGIN SOLUTION task2_4
         a: Tensor
         (a,) = ctx.saved_values
         return a.backend.log_back_zip(a, grad_output)
+        # END SOLUTION
 
 
 class Exp(Function):
@@ -275,16 +303,20 @@ class Exp(Function):
     @staticmethod
     def forward(ctx: Context, a: Tensor) -> Tensor:
         """Exp."""
+        # BEGIN SOLUTION task2_3
         out = a.backend.exp_map(a)
         ctx.save_for_backward(out)
         return out
+        # END SOLUTION
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> Tensor:
         """``g * exp(a)``."""
+        # BEGIN SOLUTION task2_4
         out: Tensor
         (out,) = ctx.saved_values
         return out.backend.mul_zip(grad_output, out)
+        # END SOLUTION
 
 
 class Sqrt(Function):
@@ -319,18 +351,22 @@ class Sum(Function):
     @staticmethod
     def forward(ctx: Context, a: Tensor, dim: int | None) -> Tensor:
         """Sum."""
+        # BEGIN SOLUTION task2_3
         ctx.save_for_backward(a.shape)
         if dim is None:
             return _reduce_all(a, a.backend.add_reduce)
         return a.backend.add_reduce(a, dim)
+        # END SOLUTION
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> Tensor:
         """The gradient broadcast back over the summed dimension(s)."""
+        # BEGIN SOLUTION task2_4
         (shape,) = ctx.saved_values
         if grad_output.shape == (1,) and len(shape) != 1:
             grad_output = grad_output.view(*([1] * len(shape)))
         return _expand(grad_output, shape)
+        # END SOLUTION
 
 
 class Mean(Function):
@@ -364,12 +400,14 @@ class All(Function):
     @staticmethod
     def forward(ctx: Context, a: Tensor, dim: int | None) -> Tensor:
         """All."""
+        # BEGIN SOLUTION task2_3
         ctx.save_for_backward(a.shape)
         f = a.backend
         nonzero = f.eq_zip(f.eq_zip(a, a.zeros((1,))), a.zeros((1,)))
         if dim is None:
             return _reduce_all(nonzero, f.mul_reduce)
         return f.mul_reduce(nonzero, dim)
+        # END SOLUTION
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> Tensor:
@@ -384,14 +422,18 @@ class LT(Function):
     @staticmethod
     def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
         """Less than."""
+        # BEGIN SOLUTION task2_3
         ctx.save_for_backward(a.shape, b.shape)
         return a.backend.lt_zip(a, b)
+        # END SOLUTION
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> tuple[Tensor, Tensor]:
         """Zero gradients."""
+        # BEGIN SOLUTION task2_4
         a_shape, b_shape = ctx.saved_values
         return grad_output.zeros(a_shape), grad_output.zeros(b_shape)
+        # END SOLUTION
 
 
 class GT(Function):
@@ -400,8 +442,10 @@ class GT(Function):
     @staticmethod
     def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
         """Greater than."""
+        # BEGIN SOLUTION task2_3
         ctx.save_for_backward(a.shape, b.shape)
         return a.backend.lt_zip(b, a)
+        # END SOLUTION
 
     backward = LT.backward
 
@@ -412,8 +456,10 @@ class EQ(Function):
     @staticmethod
     def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
         """Equal."""
+        # BEGIN SOLUTION task2_3
         ctx.save_for_backward(a.shape, b.shape)
         return a.backend.eq_zip(a, b)
+        # END SOLUTION
 
     backward = LT.backward
 
@@ -424,8 +470,10 @@ class IsClose(Function):
     @staticmethod
     def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
         """Is close."""
+        # BEGIN SOLUTION task2_3
         ctx.save_for_backward(a.shape, b.shape)
         return a.backend.is_close_zip(a, b)
+        # END SOLUTION
 
     backward = LT.backward
 
@@ -436,15 +484,19 @@ class Permute(Function):
     @staticmethod
     def forward(ctx: Context, a: Tensor, order: tuple[int, ...]) -> Tensor:
         """Permute."""
+        # BEGIN SOLUTION task2_3
         ctx.save_for_backward(order)
         return _like(a, a.tensor_data.permute(*order))
+        # END SOLUTION
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> Tensor:
         """Permute back with the inverse order."""
+        # BEGIN SOLUTION task2_4
         (order,) = ctx.saved_values
         inverse = tuple(sorted(range(len(order)), key=lambda i: order[i]))
         return _like(grad_output, grad_output.tensor_data.permute(*inverse))
+        # END SOLUTION
 
 
 class View(Function):

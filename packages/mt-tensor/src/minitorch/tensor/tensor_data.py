@@ -58,10 +58,12 @@ UserStrides: TypeAlias = Sequence[int]
 
 def index_to_position(index: Index, strides: Strides) -> int:
     """Return the storage position of ``index``: ``sum(index[i] * strides[i])``."""
+    # BEGIN SOLUTION task2_1
     position = 0
     for i in range(len(index)):
         position += index[i] * strides[i]
     return position
+    # END SOLUTION
 
 
 def to_index(ordinal: int, shape: Shape, out_index: Index) -> None:
@@ -69,10 +71,12 @@ def to_index(ordinal: int, shape: Shape, out_index: Index) -> None:
 
     The inverse of ``index_to_position`` for contiguous strides; works for any shape.
     """
+    # BEGIN SOLUTION task2_1
     cur = ordinal
     for i in range(len(shape) - 1, -1, -1):
         out_index[i] = cur % shape[i]
         cur = cur // shape[i]
+    # END SOLUTION
 
 
 def broadcast_index(big_index: Index, big_shape: Shape, shape: Shape, out_index: Index) -> None:
@@ -80,12 +84,14 @@ def broadcast_index(big_index: Index, big_shape: Shape, shape: Shape, out_index:
 
     Dimensions are aligned on the right; where ``shape`` has size 1 the index is 0.
     """
+    # BEGIN SOLUTION task2_2
     offset = len(big_shape) - len(shape)
     for i in range(len(shape)):
         if shape[i] > 1:
             out_index[i] = big_index[i + offset]
         else:
             out_index[i] = 0
+    # END SOLUTION
 
 
 def is_contiguous_layout(shape: UserShape | Shape, strides: UserStrides | Strides) -> bool:
@@ -127,6 +133,7 @@ def shape_broadcast(shape1: UserShape, shape2: UserShape) -> tuple[int, ...]:
     Raises:
         IndexingError: naming both shapes, if they do not broadcast.
     """
+    # BEGIN SOLUTION task2_2
     n = max(len(shape1), len(shape2))
     a = (1,) * (n - len(shape1)) + tuple(shape1)
     b = (1,) * (n - len(shape2)) + tuple(shape2)
@@ -142,6 +149,7 @@ def shape_broadcast(shape1: UserShape, shape2: UserShape) -> tuple[int, ...]:
                 f"(size {x} vs {y} in dimension {len(out)})"
             )
     return tuple(out)
+    # END SOLUTION
 
 
 def broadcasts_to(shape: UserShape, target: UserShape) -> bool:
@@ -340,6 +348,7 @@ class TensorData:
         Raises:
             IndexingError: if ``order`` is not a permutation of ``range(dims)``.
         """
+        # BEGIN SOLUTION task2_1
         if len(order) == 1 and isinstance(order[0], (tuple, list)):
             order = tuple(order[0])
         valid = all(
@@ -356,6 +365,7 @@ class TensorData:
             tuple(self.strides[o] for o in order),
             version=self.version,
         )
+        # END SOLUTION
 
     def view(self, shape: UserShape) -> TensorData:
         """Return the same contiguous storage seen with a new shape (same number of elements).

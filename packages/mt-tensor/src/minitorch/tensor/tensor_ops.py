@@ -333,6 +333,7 @@ class SimpleOps(TensorOps):
             in_shape: Shape,
             in_strides: Strides,
         ) -> None:
+            # BEGIN SOLUTION task2_3
             out_index = np.zeros(MAX_DIMS, dtype=np.int64)[: len(out_shape)]
             in_index = np.zeros(MAX_DIMS, dtype=np.int64)[: len(in_shape)]
             for i in range(int(np.prod(out_shape))):
@@ -341,6 +342,7 @@ class SimpleOps(TensorOps):
                 o = index_to_position(out_index, out_strides)
                 j = index_to_position(in_index, in_strides)
                 out[o] = fn(float(in_storage[j]))
+            # END SOLUTION
 
         return kernel
 
@@ -359,6 +361,7 @@ class SimpleOps(TensorOps):
             b_shape: Shape,
             b_strides: Strides,
         ) -> None:
+            # BEGIN SOLUTION task2_3
             out_index = np.zeros(len(out_shape), dtype=np.int64)
             a_index = np.zeros(len(a_shape), dtype=np.int64)
             b_index = np.zeros(len(b_shape), dtype=np.int64)
@@ -370,6 +373,7 @@ class SimpleOps(TensorOps):
                 ja = index_to_position(a_index, a_strides)
                 jb = index_to_position(b_index, b_strides)
                 out[o] = fn(float(a[ja]), float(b[jb]))
+            # END SOLUTION
 
         return kernel
 
@@ -387,6 +391,7 @@ class SimpleOps(TensorOps):
             dim: int,
             start: float,
         ) -> None:
+            # BEGIN SOLUTION task2_3
             index = np.zeros(len(out_shape), dtype=np.int64)
             for i in range(int(np.prod(out_shape))):
                 to_index(i, out_shape, index)
@@ -397,6 +402,7 @@ class SimpleOps(TensorOps):
                     acc = fn(acc, float(a[index_to_position(index, a_strides)]))
                 index[dim] = 0
                 out[o] = acc
+            # END SOLUTION
 
         return kernel
 
