@@ -449,9 +449,7 @@ def check(layer_name: str, cal: Calendar | None = None, *, verbose: bool = True)
             p
             for r in outcomes.get("starter", [])
             if (
-                p := _judge_starter(
-                    layer, r, package_dirs["starter"], on_solution.get(r["nodeid"])
-                )
+                p := _judge_starter(layer, r, package_dirs["starter"], on_solution.get(r["nodeid"]))
             )
             is not None
         ]
