@@ -11,7 +11,16 @@ from typing import Any
 import tomllib
 from packaging.requirements import Requirement
 
-__all__ = ["REPO", "Calendar", "CalendarError", "Layer", "Task", "Week", "load_calendar"]
+__all__ = [
+    "REPO",
+    "Calendar",
+    "CalendarError",
+    "Layer",
+    "StarterEdit",
+    "Task",
+    "Week",
+    "load_calendar",
+]
 
 REPO = Path(__file__).resolve().parents[2]
 """The repository root (this file is ``tools/course/config.py``)."""
@@ -34,6 +43,15 @@ class Task:
 
 
 @dataclass(frozen=True)
+class StarterEdit:
+    """A line of the solution the starter says differently (``old`` occurs once in ``file``)."""
+
+    file: str
+    old: str
+    new: str
+
+
+@dataclass(frozen=True)
 class Layer:
     """One layer (package ``packages/mt-<name>``) as the course sees it."""
 
@@ -42,6 +60,9 @@ class Layer:
     tasks: tuple[Task, ...]
     needs: dict[str, tuple[str, ...]] = field(default_factory=dict)
     scaffold_tests: tuple[str, ...] = ()
+    solution_only: tuple[str, ...] = ()
+    child_process_tests: tuple[str, ...] = ()
+    starter_edits: tuple[StarterEdit, ...] = ()
 
     @property
     def package(self) -> str:
@@ -166,11 +187,25 @@ def load_calendar(path: Path = REPO / "course.toml") -> Calendar:
         for tid in [t.id for t in tasks] + list(needs):
             if not _TASK.fullmatch(tid):
                 raise CalendarError(f"layers.{name}: {tid!r} is not a task id like task0_1")
+        edits = tuple(
+            StarterEdit(str(e["file"]), str(e["old"]), str(e["new"]))
+            for e in raw.get("starter-edits", ())
+        )
         layer = Layer(
-            name, str(raw["solution-version"]), tasks, needs, tuple(raw.get("scaffold-tests", ()))
+            name,
+            str(raw["solution-version"]),
+            tasks,
+            needs,
+            tuple(raw.get("scaffold-tests", ())),
+            tuple(raw.get("solution-only", ())),
+            tuple(raw.get("child-process-tests", ())),
+            edits,
         )
         if not layer.path.is_dir():
             raise CalendarError(f"layers.{name}: there is no package {layer.path}")
+        for rel in [*layer.solution_only, *(e.file for e in edits)]:
+            if not (layer.path / rel).is_file():
+                raise CalendarError(f"layers.{name}: {rel} is not a file of {layer.package}")
         layers[name] = layer
 
     weeks = tuple(

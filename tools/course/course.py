@@ -19,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,6 +62,19 @@ class Starter:
 
 def _ignore(_dir: str, names: list[str]) -> set[str]:
     return {n for n in names if n in {"__pycache__", ".pytest_cache", ".hypothesis"}}
+
+
+def _solution_only_tests(layer: Layer) -> Callable[[str, list[str]], set[str]]:
+    """A ``copytree`` filter that also leaves out the layer's solution-only test files."""
+    tests = layer.path / "tests"
+    skip = {(layer.path / rel).resolve() for rel in layer.solution_only}
+
+    def ignore(directory: str, names: list[str]) -> set[str]:
+        here = Path(directory).resolve()
+        dropped = {n for n in names if (here / n) in skip and here.is_relative_to(tests)}
+        return _ignore(directory, names) | dropped
+
+    return ignore
 
 
 def _root_pyproject() -> dict[str, Any]:
@@ -220,9 +233,13 @@ def assign(
     starter = Starter(out)
     pkg_out = out / "src" / "minitorch" / layer.name
     shutil.copytree(layer.src, pkg_out, ignore=_ignore, dirs_exist_ok=True)
+    for rel in layer.solution_only:
+        (out / rel).unlink(missing_ok=True)
     try:
         for path, blocks in scan_blocks(layer).items():
             target = pkg_out / path.relative_to(layer.src)
+            if not target.exists():  # solution-only
+                continue
             target.write_text(render(path.read_text(encoding="utf-8"), blocks, keep), "utf-8")
             for b in blocks:
                 starter.blocks[b.task] = starter.blocks.get(b.task, 0) + 1
@@ -235,7 +252,17 @@ def assign(
             f"no solution blocks for tasks {', '.join(missing)} in {layer.package}: "
             "the starter would hand out their solution"
         )
-    shutil.copytree(layer.path / "tests", out / "tests", ignore=_ignore)
+    for edit in layer.starter_edits:
+        target = out / edit.file
+        text = target.read_text(encoding="utf-8")
+        if text.count(edit.old) != 1:
+            shutil.rmtree(out)
+            raise CourseError(
+                f"starter-edits of {layer.name}: {edit.old!r} occurs {text.count(edit.old)} "
+                f"times in {edit.file} (expected once)"
+            )
+        target.write_text(text.replace(edit.old, edit.new), "utf-8")
+    shutil.copytree(layer.path / "tests", out / "tests", ignore=_solution_only_tests(layer))
     shutil.copy2(REPO / "conftest.py", out / "conftest.py")
     (out / "pyproject.toml").write_text(
         tomli_w.dumps(_student_pyproject(layer, cal, week)), "utf-8"
@@ -275,10 +302,14 @@ settings.load_profile("course")
 """
 
 
-def _test_tree(layer: Layer, where: Path, *, hidden: bool) -> Path:
-    """A fresh copy of the repository's tests of ``layer`` (and hidden ones) to run."""
+def _test_tree(layer: Layer, where: Path, *, hidden: bool, solution: bool = False) -> Path:
+    """A fresh copy of the repository's tests of ``layer`` (and hidden ones) to run.
+
+    The solution-only tests (of code the starter leaves out) are copied for ``solution``.
+    """
     where.mkdir(parents=True)
-    shutil.copytree(layer.path / "tests", where / "tests", ignore=_ignore)
+    ignore = _ignore if solution else _solution_only_tests(layer)
+    shutil.copytree(layer.path / "tests", where / "tests", ignore=ignore)
     if hidden and layer.hidden_tests.is_dir():
         shutil.copytree(layer.hidden_tests, where / "hidden", ignore=_ignore)
     (where / "conftest.py").write_text(
@@ -299,17 +330,26 @@ def _wheelhouse(cal: Calendar, layers: Iterable[str], where: Path) -> Path:
     build_wheel(REPO / "packages" / "mt-root", where)
     for name in layers:
         layer = cal.layer(name)
-        if layer.checkout_version() != layer.solution_version:
-            raise CourseError(
-                f"course.toml names {layer.package} {layer.solution_version} but the checkout "
-                f"is {layer.checkout_version()}: update solution-version in course.toml"
-            )
+        _check_version(layer)
         build_wheel(layer.path, where)
     return where
 
 
+def _check_version(layer: Layer) -> None:
+    """The checkout's version of ``layer`` must be the one the calendar releases."""
+    if layer.checkout_version() != layer.solution_version:
+        raise CourseError(
+            f"course.toml names {layer.package} {layer.solution_version} but the checkout "
+            f"is {layer.checkout_version()}: update solution-version in course.toml"
+        )
+
+
+def _listed(tests: tuple[str, ...], nodeid: str) -> bool:
+    return any(f"tests/{t}" in (nodeid, nodeid.split("[")[0]) for t in tests)
+
+
 def _is_scaffold(layer: Layer, nodeid: str) -> bool:
-    return any(f"tests/{t}" in (nodeid, nodeid.split("[")[0]) for t in layer.scaffold_tests)
+    return _listed(layer.scaffold_tests, nodeid)
 
 
 # ---------------------------------------------------------------------------------- check
@@ -338,6 +378,8 @@ def _judge_starter(
         return f"{nodeid}: should pass on the starter (not a task's test), got {errs}"
     if record["outcome"] == "skipped" and on_solution == "skipped":
         return None
+    if record["outcome"] == "failed" and _listed(layer.child_process_tests, nodeid):
+        return None  # the stub's NotImplementedError ended a child process
     if record["outcome"] != "failed":
         return (
             f"{nodeid} (marked {', '.join(sorted(tasks))}) should fail with "
@@ -398,17 +440,28 @@ def check(layer_name: str, cal: Calendar | None = None, *, verbose: bool = True)
         except CourseError as e:
             return [*problems, str(e)]
         say(f"{layer.name}: starter written ({sum(starter.blocks.values())} blocks)")
+        # The lower layers (the released solutions) and the solution itself run from the
+        # checkout (editable): their Numba kernels are compiled once and cached beside the
+        # sources, for every check and for the repository's own test run. The starter is
+        # installed from its wheel, as a student installs it.
         lower = cal.closure(layer.name)
-        wheels = _wheelhouse(cal, lower, root / "wheels")
+        for name in [*lower, layer.name]:
+            _check_version(cal.layer(name))
+        shared = (REPO / "packages" / "mt-root", *(cal.layer(n).path for n in lower))
+        wheels = root / "wheels"
         build_wheel(root / "starter", wheels / "starter")
-        build_wheel(layer.path, wheels / "solution")
 
         outcomes: dict[str, list[dict[str, Any]]] = {}
         package_dirs: dict[str, Path] = {}
         for kind in ("solution", "starter"):
-            wheel = next((wheels / kind).glob("*.whl"))
             try:
-                python = make_venv(root / f"venv-{kind}", wheels, [str(wheel)])
+                if kind == "solution":
+                    python = make_venv(
+                        root / f"venv-{kind}", wheels, [], editable=(*shared, layer.path)
+                    )
+                else:
+                    wheel = next((wheels / kind).glob("*.whl"))
+                    python = make_venv(root / f"venv-{kind}", wheels, [str(wheel)], shared)
             except RuntimeError as e:
                 return [*problems, f"the {kind} does not install: {e}"]
             imp = subprocess.run(
@@ -421,7 +474,9 @@ def check(layer_name: str, cal: Calendar | None = None, *, verbose: bool = True)
                 problems.append(f"the {kind} does not import: {imp.stderr[-1000:]}")
                 continue
             package_dirs[kind] = Path(imp.stdout.strip()).parent.resolve()
-            tests = _test_tree(layer, root / f"run-{kind}", hidden=True)
+            tests = _test_tree(
+                layer, root / f"run-{kind}", hidden=True, solution=kind == "solution"
+            )
             t0 = time.perf_counter()
             run = run_pytest(
                 python,

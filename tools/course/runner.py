@@ -40,8 +40,15 @@ def build_wheel(project: Path, outdir: Path) -> None:
     _run([sys.executable, "-m", "hatchling", "build", "-t", "wheel", "-d", outdir], cwd=project)
 
 
-def make_venv(where: Path, wheelhouse: Path, requirements: list[str]) -> Path:
+def make_venv(
+    where: Path, wheelhouse: Path, requirements: list[str], editable: tuple[Path, ...] = ()
+) -> Path:
     """Create a virtual environment, install ``requirements`` from ``wheelhouse`` only.
+
+    The projects in ``editable`` are installed first, editable (``pip install -e``, offline,
+    without their dependencies): their code runs from the checkout, so Numba's cache of
+    their kernels (kept beside the sources) is shared with every other run from the
+    checkout instead of being compiled again in each fresh environment.
 
     Returns the environment's Python.
     """
@@ -62,8 +69,13 @@ def make_venv(where: Path, wheelhouse: Path, requirements: list[str]) -> Path:
     )
     site = Path(out.stdout.strip())
     (site / "_course_tools.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    pip: list[str | Path] = [python, "-m", "pip", "install", "--quiet", "--no-index"]
+    if editable:
+        edits: list[str | Path] = []
+        for project in editable:
+            edits += ["-e", project]
+        _run([*pip, "--no-deps", "--no-build-isolation", "--no-cache-dir", *edits])
     if requirements:
-        pip: list[str | Path] = [python, "-m", "pip", "install", "--quiet", "--no-index"]
         _run([*pip, "--no-cache-dir", "--find-links", wheelhouse, *requirements])
     return python
 

@@ -1,0 +1,123 @@
+"""The tuned kernels (``minitorch.fast.tuned``, ``vecmath``): what only the solution has.
+
+The course's starter of mt-fast leaves the tuned kernels out (``solution-only`` in
+course.toml): its ``FastBackend`` runs the plain kernels the student writes. The shared
+backend suite and the kernel tests of ``test_fast_kernels.py`` run on both.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from minitorch.fast import FastBackend, tuned, vecmath
+from minitorch.fast._cache import DependencyAwareLocator
+from minitorch.operators import scalar as ops
+from minitorch.tensor import Tensor, TensorData, from_numpy
+
+F = FastBackend
+rng = np.random.default_rng(1234)
+
+
+def test_fast_backend_runs_the_tuned_kernels() -> None:
+    assert F.ops.kernel_module() is tuned  # type: ignore[attr-defined]
+
+
+@pytest.mark.task3_1
+def test_every_kernel_is_cached_through_the_dependency_aware_locator() -> None:
+    F.neg_map(
+        from_numpy(rng.standard_normal((2, 2)), F)
+    )  # make sure at least one closure kernel exists
+    assert "matmul" in tuned.KERNELS
+    assert "map[neg]" in tuned.KERNELS
+    for name, kernel in tuned.KERNELS.items():
+        cache = kernel._cache
+        assert type(cache).__name__ == "FunctionCache", name
+        assert isinstance(cache._impl.locator, DependencyAwareLocator), name
+
+
+SPECIAL = [0.0, -0.0, 1e-300, -1e-300, 0.5, -0.5, 36.0, -36.0, 709.0, 710.0, -709.0, -710.0]
+SPECIAL += [745.0, -745.0, 746.0, -746.0, 1e308, -1e308, np.inf, -np.inf, np.nan]
+
+
+def special_and_random(n: int) -> np.ndarray:
+    """Every special value, then random values of every magnitude (n is not a round size)."""
+    values = rng.standard_normal(n) * rng.choice([1e-3, 1.0, 30.0, 800.0], n)
+    values[: len(SPECIAL)] = SPECIAL
+    return values
+
+
+def assert_matches_operator(got: np.ndarray, x: np.ndarray, op: object) -> None:
+    expected = np.array([op(v) for v in x])  # type: ignore[operator]
+    # libmvec's exp is accurate to a few ULP; special values must match exactly.
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(expected))
+    np.testing.assert_array_equal(got[np.isinf(expected)], expected[np.isinf(expected)])
+    np.testing.assert_array_equal(got[expected == 0.0], expected[expected == 0.0])
+    np.testing.assert_allclose(got, expected, rtol=1e-14, atol=0.0)
+
+
+@pytest.mark.task3_1
+def test_vector_math_is_on_where_glibc_and_avx2_are() -> None:
+    # So a broken loader cannot silently fall back to the slow path on Linux x86-64 CI.
+    import platform
+
+    from llvmlite import binding
+
+    if sys.platform != "linux" or platform.machine() != "x86_64":
+        pytest.skip("libmvec is glibc's x86-64 vector math library")
+    if not binding.get_host_cpu_features().get("avx2") or os.environ.get("MINITORCH_NO_LIBMVEC"):
+        pytest.skip("no AVX2 here, or the vector path is switched off")
+    assert vecmath.LIBRARY is not None
+    assert vecmath.WIDTH in (4, 8)
+    assert set(vecmath.VECTOR_MAPS) == {ops.exp, ops.sigmoid}
+
+
+@pytest.mark.task3_1
+@pytest.mark.parametrize("name", ["sigmoid", "exp"])
+@pytest.mark.parametrize("n", [3, 3 * vecmath.CHUNK + 5, 100_003])
+def test_vector_maps_match_the_scalar_operator(name: str, n: int) -> None:
+    x = special_and_random(n) if n > len(SPECIAL) else np.array([-1.0, 0.0, 2.0])
+    with np.errstate(over="ignore"):
+        got = getattr(F, f"{name}_map")(from_numpy(x, F)).to_numpy()
+    assert_matches_operator(got, x, getattr(ops, name))
+
+
+@pytest.mark.task3_1
+@pytest.mark.parametrize("name", ["sigmoid", "exp"])
+def test_vector_maps_read_strided_storage(name: str) -> None:
+    # Storage may be any 1-D array, e.g. every other element of a numpy buffer.
+    x = special_and_random(2 * 5000)[::2]
+    t = Tensor(TensorData(x, (5000,)), backend=F)
+    with np.errstate(over="ignore"):
+        got = getattr(F, f"{name}_map")(t).to_numpy()
+    assert_matches_operator(got, x, getattr(ops, name))
+
+
+@pytest.mark.task3_1
+def test_vector_sigmoid_in_place() -> None:
+    # The block keeps exp(-|x|) in scratch, so writing over the input is safe.
+    x = special_and_random(5000)
+    expected = x.copy()
+    shape, strides = np.array([5000]), np.array([1])
+    tuned.make_map(ops.sigmoid)(x, shape, strides, x, shape, strides)
+    assert_matches_operator(x, expected, ops.sigmoid)
+
+
+@pytest.mark.task3_1
+def test_vector_math_can_be_switched_off() -> None:
+    # Off, the same kernels run the scalar operator (the path of every non-glibc machine).
+    code = (
+        "import numpy as np\n"
+        "from minitorch.fast import FastBackend, vecmath\n"
+        "from minitorch.tensor import from_numpy\n"
+        "assert vecmath.LIBRARY is None and vecmath.VECTOR_MAPS == {}, vecmath.LIBRARY\n"
+        "x = np.linspace(-40.0, 40.0, 70001)\n"
+        "got = FastBackend.sigmoid_map(from_numpy(x, FastBackend)).to_numpy()\n"
+        "np.testing.assert_allclose(got, 1 / (1 + np.exp(-x)), rtol=1e-13)\n"
+    )
+    env = {**os.environ, "MINITORCH_NO_LIBMVEC": "1"}
+    subprocess.run([sys.executable, "-c", code], env=env, check=True)
