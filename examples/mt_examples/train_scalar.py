@@ -77,6 +77,7 @@ class Linear(Module):
 
     def forward(self, inputs: Sequence[Scalar | float]) -> list[Scalar]:
         """Return the ``out_size`` outputs for ``in_size`` inputs."""
+        # BEGIN SOLUTION task1_5
         if len(inputs) != self.in_size:
             raise ValueError(f"Linear expects {self.in_size} inputs, got {len(inputs)}")
         outputs = []
@@ -86,6 +87,7 @@ class Linear(Module):
                 acc = acc + self.weights[i][j].value * x
             outputs.append(acc)
         return outputs
+        # END SOLUTION
 
 
 class Network(Module):
@@ -103,10 +105,12 @@ class Network(Module):
 
     def logit(self, x: Sequence[float]) -> Scalar:
         """Return the output before the sigmoid for one point ``x = (x1, x2)`` in [0, 1]^2."""
+        # BEGIN SOLUTION task1_5
         centred = [2.0 * v - 1.0 for v in x]
         h = [v.relu() for v in self.layer1.forward(centred)]
         h = [v.relu() for v in self.layer2.forward(h)]
         return self.layer3.forward(h)[0]
+        # END SOLUTION
 
     def forward(self, x: Sequence[float]) -> Scalar:
         """Return ``P(y = 1 | x)`` for one point."""

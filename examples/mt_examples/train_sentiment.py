@@ -98,11 +98,13 @@ class SentimentCNN(Module):
 
     def forward(self, x: Tensor) -> Tensor:
         """Map ``(batch, embedding_dim, length)`` embeddings to ``(batch, 2)`` log-probabilities."""
+        # BEGIN SOLUTION task4_5
         batch = x.shape[0]
         h = tensor_max(self.conv3(x).relu(), 2) + tensor_max(self.conv4(x).relu(), 2)
         h = (h + tensor_max(self.conv5(x).relu(), 2)).view(batch, self.filters)
         h = dropout(h, self.rate, ignore=not self.training, seed=self.rng)
         return logsoftmax(self.linear(h), 1)
+        # END SOLUTION
 
 
 class Vocabulary:

@@ -79,6 +79,7 @@ class Linear(Module):
 
     def forward(self, x: Tensor) -> Tensor:
         """Return the ``(B, out_size)`` outputs for a contiguous ``(B, in_size)`` batch."""
+        # BEGIN SOLUTION task2_5
         if x.dims != 2 or x.shape[1] != self.in_size:
             raise ValueError(f"Linear expects a batch of shape (B, {self.in_size}), got {x.shape}")
         batch = x.shape[0]
@@ -86,6 +87,7 @@ class Linear(Module):
         bias: Tensor = self.bias.value
         prod = x.view(batch, self.in_size, 1) * weight.view(1, self.in_size, self.out_size)
         return prod.sum(1).view(batch, self.out_size) + bias
+        # END SOLUTION
 
 
 class Network(Module):
@@ -103,9 +105,11 @@ class Network(Module):
 
     def logit(self, x: Tensor) -> Tensor:
         """Return the ``(B, 1)`` outputs before the sigmoid for a ``(B, 2)`` batch."""
+        # BEGIN SOLUTION task2_5
         h = self.layer1.forward(x).relu()
         h = self.layer2.forward(h).relu()
         return self.layer3.forward(h)
+        # END SOLUTION
 
     def forward(self, x: Tensor) -> Tensor:
         """Return ``P(y = 1 | x)`` for each point of a ``(B, 2)`` batch."""

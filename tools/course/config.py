@@ -131,6 +131,8 @@ class Calendar:
     weeks: tuple[Week, ...]
     time_limit: float
     output_limit: int
+    scripts: dict[str, str] = field(default_factory=dict)
+    """Training script (path from the repository root) -> its task (a layer's ``needs``)."""
 
     def layer(self, name: str) -> Layer:
         """Return the layer called ``name`` (as in ``hatch run test:pkg <name>``)."""
@@ -219,11 +221,19 @@ def load_calendar(path: Path = REPO / "course.toml") -> Calendar:
         for w in data.get("weeks", [])
     )
     grading = data.get("grading", {})
+    scripts = {str(k): str(v) for k, v in data.get("scripts", {}).items()}
+    needed = {t for layer in layers.values() for t in layer.needs}
+    for script, task in scripts.items():
+        if not (REPO / script).is_file():
+            raise CalendarError(f"scripts: {script} is not a file of the repository")
+        if task not in needed:
+            raise CalendarError(f"scripts: {script}'s {task} is not a `needs` task of a layer")
     cal = Calendar(
         layers,
         weeks,
         float(grading.get("time-limit", 120)),
         int(grading.get("output-limit", 65536)),
+        scripts,
     )
 
     deadline: dict[str, dt.date] = {}

@@ -68,7 +68,10 @@ def make_venv(
         check=True,
     )
     site = Path(out.stdout.strip())
-    (site / "_course_tools.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    # addsitedir, not a bare path: the course environment's own .pth files must run too
+    # (numba-cuda's makes `numba.cuda` its own module instead of Numba's built-in one).
+    tools = sysconfig.get_paths()["purelib"]
+    (site / "_course_tools.pth").write_text(f"import site; site.addsitedir({tools!r})\n")
     pip: list[str | Path] = [python, "-m", "pip", "install", "--quiet", "--no-index"]
     if editable:
         edits: list[str | Path] = []

@@ -113,3 +113,25 @@ def test_command_line_writes_results_json(tmp_path, capsys):
     assert [t["score"] > 0 for t in res["tests"]] == [t == "task0_3" for t in TASKS]
     assert res["score"] == sum(t["score"] for t in res["tests"])
     assert "total:" in capsys.readouterr().out
+
+
+# The same verdicts on mt-tensor (module 2): the lower layers come from the released wheels.
+TENSOR = CAL.layer("tensor")
+
+
+def test_tensor_solution_full_marks_and_starter_zero(tmp_path):
+    assign("tensor", tmp_path / "solution", keep=frozenset(TENSOR.task_ids), cal=CAL)
+    res = grade(tmp_path / "solution", "tensor", cal=CAL, time_limit=300)
+    assert scores(res) == full(res)
+    assert res["score"] == sum(t.points for t in TENSOR.tasks) > 0
+    assign("tensor", tmp_path / "starter", cal=CAL)
+    res = grade(tmp_path / "starter", "tensor", cal=CAL, time_limit=300)
+    assert set(scores(res).values()) == {0.0}
+    assert all("NotImplementedError" in t["output"] for t in res["tests"])
+
+
+def test_tensor_one_task_filled_in_gets_exactly_its_points(tmp_path):
+    assign("tensor", tmp_path / "s", keep=frozenset({"task2_1"}), cal=CAL)
+    res = grade(tmp_path / "s", "tensor", cal=CAL, time_limit=300)
+    expected = {n: (m if n == "2.1" else 0.0) for n, m in full(res).items()}
+    assert scores(res) == expected

@@ -111,8 +111,8 @@ def test_calendar_of_the_repository_is_consistent():
         "tags": [f"mt-operators-v{cal.layer('operators').solution_version}"],
     }
     assert cal.closure("nn") == ["operators", "autodiff", "tensor", "fast"]
-    # The marked layers have blocks for exactly their tasks.
-    for name in ("operators", "autodiff"):
+    # Every layer has blocks for exactly its tasks.
+    for name in cal.layers:
         layer = cal.layer(name)
         tasks = {b.task for blocks in scan_blocks(layer).values() for b in blocks}
         assert tasks == set(layer.task_ids)
@@ -156,11 +156,37 @@ def test_assign_writes_a_complete_starter(tmp_path):
         assert f"python -m pytest -m {task}" in workflow
 
 
-def test_assign_refuses_to_hand_out_a_solution(tmp_path):
-    cal = load_calendar()
-    unmarked = [n for n in cal.layers if not scan_blocks(cal.layer(n))]
-    if not unmarked:
-        pytest.skip("every layer has solution blocks")
-    with pytest.raises(CourseError, match="no solution blocks for tasks"):
-        assign(unmarked[0], tmp_path / "s", cal=cal)
+def test_assign_refuses_to_hand_out_a_solution(tmp_path, monkeypatch):
+    # Every layer is marked: pretend one is not (its markers were forgotten).
+    import course
+
+    monkeypatch.setattr(course, "scan_blocks", lambda layer: {})
+    with pytest.raises(CourseError, match="no solution blocks for tasks task2_1"):
+        assign("tensor", tmp_path / "s", cal=load_calendar())
     assert not (tmp_path / "s").exists()
+
+
+def test_fast_starter_runs_the_plain_kernels_without_the_tuned_ones(tmp_path):
+    cal = load_calendar()
+    assign("fast", tmp_path / "s", cal=cal)
+    pkg = tmp_path / "s/src/minitorch/fast"
+    assert not (pkg / "tuned.py").exists()
+    assert not (pkg / "vecmath.py").exists()
+    assert not (tmp_path / "s/tests/test_fast_tuned.py").exists()
+    assert (tmp_path / "s/tests/test_fast_kernels.py").exists()
+    assert 'kernels: ClassVar[str] = "plain"' in (pkg / "fast_ops.py").read_text()
+    assert "NotImplementedError" in (pkg / "plain.py").read_text()
+
+
+def test_training_scripts_mark_their_task_only():
+    cal = load_calendar()
+    assert cal.scripts
+    for script, task in cal.scripts.items():
+        path = load_calendar.__globals__["REPO"] / script
+        source = path.read_text()
+        blocks = find_blocks(source, script)
+        assert blocks, script
+        assert {b.task for b in blocks} == {task}, script
+        out = render(source, blocks)
+        ast.parse(out)
+        assert "SOLUTION" not in out

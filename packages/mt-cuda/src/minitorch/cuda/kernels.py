@@ -133,6 +133,7 @@ def make_map(fn: Callable[[float], float]) -> Launcher:
 
     @cuda.jit
     def kernel(out, out_shape, out_strides, size, in_storage, in_shape, in_strides, aligned):  # type: ignore[no-untyped-def]
+        # BEGIN SOLUTION task3_3
         i = cuda.grid(1)
         if i >= size:
             return
@@ -146,6 +147,7 @@ def make_map(fn: Callable[[float], float]) -> Launcher:
         o = _index_to_position(out_index[: len(out_shape)], out_strides)
         j = _index_to_position(in_index[: len(in_shape)], in_strides)
         out[o] = f(in_storage[j])
+        # END SOLUTION
 
     KERNELS[f"map[{fn.__name__}]"] = kernel
 
@@ -178,6 +180,7 @@ def make_zip(fn: Callable[[float, float], float]) -> Launcher:
     def kernel(  # type: ignore[no-untyped-def]
         out, out_shape, out_strides, size, a, a_shape, a_strides, b, b_shape, b_strides, aligned
     ):
+        # BEGIN SOLUTION task3_3
         i = cuda.grid(1)
         if i >= size:
             return
@@ -194,6 +197,7 @@ def make_zip(fn: Callable[[float, float], float]) -> Launcher:
         ja = _index_to_position(a_index[: len(a_shape)], a_strides)
         jb = _index_to_position(b_index[: len(b_shape)], b_strides)
         out[o] = f(a[ja], b[jb])
+        # END SOLUTION
 
     KERNELS[f"zip[{fn.__name__}]"] = kernel
 
@@ -240,6 +244,7 @@ def make_reduce(fn: Callable[[float, float], float]) -> Launcher:
 
     @cuda.jit
     def kernel(out, out_shape, out_strides, a, a_shape, a_strides, dim, start):  # type: ignore[no-untyped-def]
+        # BEGIN SOLUTION task3_3
         cache = cuda.shared.array(_REDUCE_BLOCK, types.float64)
         index = cuda.local.array(MAX_DIMS, types.int64)
         tid = cuda.threadIdx.x
@@ -255,6 +260,7 @@ def make_reduce(fn: Callable[[float, float], float]) -> Launcher:
         total = fold(cache, acc)  # the block's partial results, folded in a tree
         if tid == 0:
             out[_index_to_position(index[: len(out_shape)], out_strides)] = total
+        # END SOLUTION
 
     KERNELS[f"reduce[{fn.__name__}]"] = kernel
 
@@ -280,6 +286,7 @@ def make_reduce(fn: Callable[[float, float], float]) -> Launcher:
 
 @cuda.jit
 def _matmul_kernel(out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides):  # type: ignore[no-untyped-def]
+    # BEGIN SOLUTION task3_4
     a_tile = cuda.shared.array((_TILE, _TILE), types.float64)
     b_tile = cuda.shared.array((_TILE, _TILE), types.float64)
     t = cuda.blockDim.x  # the tile side, at most _TILE
@@ -312,6 +319,7 @@ def _matmul_kernel(out, out_shape, out_strides, a, a_shape, a_strides, b, b_shap
             cuda.syncthreads()  # everyone is done with the tiles before they are refilled
         if i < rows and j < cols:
             out[n * out_strides[0] + i * out_strides[1] + j * out_strides[2]] = acc
+    # END SOLUTION
 
 
 KERNELS["matmul"] = _matmul_kernel

@@ -20,6 +20,7 @@ _BLOCK = launch.PRACTICE_BLOCK
 
 @cuda.jit
 def _sum_practice(out, a, size):  # type: ignore[no-untyped-def]
+    # BEGIN SOLUTION task3_3
     cache = cuda.shared.array(_BLOCK, types.float64)
     i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
     pos = cuda.threadIdx.x
@@ -33,10 +34,12 @@ def _sum_practice(out, a, size):  # type: ignore[no-untyped-def]
         stride //= 2
     if pos == 0:
         out[cuda.blockIdx.x] = cache[0]
+    # END SOLUTION
 
 
 @cuda.jit
 def _mm_practice(out, a, b, m, n, p):  # type: ignore[no-untyped-def]
+    # BEGIN SOLUTION task3_4
     a_shared = cuda.shared.array((_BLOCK, _BLOCK), types.float64)
     b_shared = cuda.shared.array((_BLOCK, _BLOCK), types.float64)
     i = cuda.threadIdx.y
@@ -53,6 +56,7 @@ def _mm_practice(out, a, b, m, n, p):  # type: ignore[no-untyped-def]
         for k in range(n):
             acc += a_shared[i, k] * b_shared[k, j]
         out[i * p + j] = acc
+    # END SOLUTION
 
 
 def _on_cuda(t: Tensor, name: str) -> Tensor:

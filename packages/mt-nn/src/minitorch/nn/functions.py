@@ -95,10 +95,12 @@ def tile(input: Tensor, kernel: tuple[int, int]) -> tuple[Tensor, int, int]:
         ValueError: if the input is not 4-D or the kernel does not divide it.
     """
     kh, kw = _kernel_size("tile", input, kernel)
+    # BEGIN SOLUTION task4_3
     batch, channel, height, width = input.shape
     nh, nw = height // kh, width // kw
     windows = _windows(input, kh, kw).permute(0, 1, 2, 4, 3, 5)
     return windows.contiguous().view(batch, channel, nh, nw, kh * kw), nh, nw
+    # END SOLUTION
 
 
 def _averaging_matrix(kh: int, kw: int, width: int, backend: TensorBackend) -> Tensor:
@@ -128,20 +130,24 @@ class Avgpool2dFun(Function):
     @staticmethod
     def forward(ctx: Context, input: Tensor, kh: int, kw: int) -> Tensor:
         """Average each window."""
+        # BEGIN SOLUTION task4_3
         batch, channel, height, width = input.shape
         bands = input.contiguous().view(batch * channel * (height // kh), kh * width)
         matrix = _averaging_matrix(kh, kw, width, input.backend)
         ctx.save_for_backward(input.shape, matrix)
         out = input.backend.matrix_multiply(bands, matrix)
         return out.view(batch, channel, height // kh, width // kw)
+        # END SOLUTION
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> Tensor:
         """Each input of a window gets ``grad / (kh * kw)``: the product with the transpose."""
+        # BEGIN SOLUTION task4_3
         shape, matrix = ctx.saved_values
         rows = grad_output.size // grad_output.shape[-1] if grad_output.size else 0
         g = grad_output.contiguous().view(rows, grad_output.shape[-1])
         return grad_output.backend.matrix_multiply(g, matrix.permute(1, 0)).view(*shape)
+        # END SOLUTION
 
 
 class Maxpool2dFun(Function):
@@ -150,15 +156,18 @@ class Maxpool2dFun(Function):
     @staticmethod
     def forward(ctx: Context, input: Tensor, kh: int, kw: int) -> Tensor:
         """Max of each window (two reductions over a view of the input)."""
+        # BEGIN SOLUTION task4_3
         f = input.backend
         windows = _windows(input, kh, kw)
         top = f.max_reduce(f.max_reduce(windows, 5), 3)
         ctx.save_for_backward(windows, top)
         return top.view(*input.shape[:2], input.shape[2] // kh, input.shape[3] // kw)
+        # END SOLUTION
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> Tensor:
         """The gradient goes to the window's maximum, split evenly between ties."""
+        # BEGIN SOLUTION task4_3
         windows, top = ctx.saved_values
         f = grad_output.backend
         batch, channel, nh, kh, nw, kw = windows.shape
@@ -167,6 +176,7 @@ class Maxpool2dFun(Function):
         g = grad_output.contiguous().view(batch, channel, nh, 1, nw, 1)
         grad = f.mul_zip(mask, f.mul_zip(g, f.inv_map(count)))
         return grad.view(batch, channel, nh * kh, nw * kw)
+        # END SOLUTION
 
 
 def avgpool2d(input: Tensor, kernel: tuple[int, int]) -> Tensor:
@@ -202,10 +212,12 @@ def max(input: Tensor, dim: int | None = None) -> Tensor:
     the maximal elements; ties share it equally, as with ``torch.amax``. (mt-tensor's
     ``Max`` with ``split=True``.)
     """
+    # BEGIN SOLUTION task4_4
     if dim is None:
         _check_tensor(input, "max")
         return Max.apply(input.contiguous().view(input.numel()), 0, True)
     return Max.apply(input, _dim(input, dim, "max"), True)
+    # END SOLUTION
 
 
 def argmax(input: Tensor, dim: int) -> Tensor:
@@ -213,8 +225,10 @@ def argmax(input: Tensor, dim: int) -> Tensor:
 
     Among tied maxima the first is marked, as ``torch.argmax`` picks the first index.
     """
+    # BEGIN SOLUTION task4_4
     dim = _dim(input, dim, "argmax")
     return max_mask(input.detach(), dim)[2]
+    # END SOLUTION
 
 
 # ------------------------------------------------------------------------ softmax family
@@ -232,20 +246,24 @@ class SoftmaxFun(Function):
     @staticmethod
     def forward(ctx: Context, a: Tensor, dim: int) -> Tensor:
         """Softmax."""
+        # BEGIN SOLUTION task4_4
         f = a.backend
         e = f.exp_map(_shifted(a, dim))
         out = f.mul_zip(e, f.inv_map(f.add_reduce(e, dim)))
         ctx.save_for_backward(out, dim)
         return out
+        # END SOLUTION
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> Tensor:
         """``s * (g - sum(g * s, dim))``."""
+        # BEGIN SOLUTION task4_4
         s, dim = ctx.saved_values
         f = s.backend
         inner = f.add_reduce(f.mul_zip(grad_output, s), dim)
         grad: Tensor = f.mul_zip(s, f.add_zip(grad_output, f.neg_map(inner)))
         return grad
+        # END SOLUTION
 
 
 class LogSoftmaxFun(Function):
@@ -254,21 +272,25 @@ class LogSoftmaxFun(Function):
     @staticmethod
     def forward(ctx: Context, a: Tensor, dim: int) -> Tensor:
         """Log-softmax."""
+        # BEGIN SOLUTION task4_4
         f = a.backend
         shifted = _shifted(a, dim)
         log_total = f.log_map(f.add_reduce(f.exp_map(shifted), dim))
         out = f.add_zip(shifted, f.neg_map(log_total))
         ctx.save_for_backward(out, dim)
         return out
+        # END SOLUTION
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> Tensor:
         """``g - softmax * sum(g, dim)``."""
+        # BEGIN SOLUTION task4_4
         out, dim = ctx.saved_values
         f = out.backend
         total = f.add_reduce(grad_output, dim)
         grad: Tensor = f.add_zip(grad_output, f.neg_map(f.mul_zip(f.exp_map(out), total)))
         return grad
+        # END SOLUTION
 
 
 def softmax(input: Tensor, dim: int) -> Tensor:
@@ -290,15 +312,19 @@ class DropoutFun(Function):
     @staticmethod
     def forward(ctx: Context, a: Tensor, mask: npt.NDArray[np.float64]) -> Tensor:
         """``a * mask``."""
+        # BEGIN SOLUTION task4_4
         m = from_numpy(mask, backend=a.backend)
         ctx.save_for_backward(m)
         return a.backend.mul_zip(a, m)
+        # END SOLUTION
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> Tensor:
         """``g * mask``."""
+        # BEGIN SOLUTION task4_4
         (m,) = ctx.saved_values
         return grad_output.backend.mul_zip(grad_output, m)
+        # END SOLUTION
 
 
 def dropout(
@@ -328,6 +354,7 @@ def dropout(
     rate = float(rate)
     if not 0.0 <= rate <= 1.0:
         raise ValueError(f"dropout rate must be in [0, 1], got {rate}")
+    # BEGIN SOLUTION task4_4
     if ignore or rate == 0.0:
         return input
     if rate == 1.0:
@@ -335,3 +362,4 @@ def dropout(
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     keep = rng.random(input.shape) >= rate
     return DropoutFun.apply(input, keep * (1.0 / (1.0 - rate)))
+    # END SOLUTION
