@@ -8,12 +8,10 @@ data, are in mt-nn's README.
 from __future__ import annotations
 
 import functools
-import gzip
 import hashlib
 import http.server
 import importlib.util
 import shutil
-import struct
 import threading
 import zipfile
 from collections.abc import Iterator
@@ -23,6 +21,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from mt_examples.testing import assert_help_is_complete, write_idx
 
 pytest.importorskip("minitorch.nn", reason="mt-nn is not installed")
 pytestmark = pytest.mark.task4_5
@@ -42,12 +41,6 @@ def train_sentiment() -> ModuleType:
     return train_sentiment
 
 
-def _idx(array: np.ndarray) -> bytes:
-    header = struct.pack(">I", 0x0800 + array.ndim)
-    sizes = b"".join(struct.pack(">I", s) for s in array.shape)
-    return header + sizes + array.astype(np.uint8).tobytes()
-
-
 @pytest.fixture(scope="module")
 def mnist_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Tiny MNIST: a bright square top-left for even labels, bottom-right for odd ones."""
@@ -60,9 +53,8 @@ def mnist_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
             r = 2 if y % 2 == 0 else 16
             images[k, r : r + 10, r : r + 10] = 255
         (root / "mnist").mkdir(exist_ok=True)
-        for kind, array in (("images-idx3", images), ("labels-idx1", labels)):
-            with gzip.open(root / "mnist" / f"{stem}-{kind}-ubyte.gz", "wb") as f:
-                f.write(_idx(array))
+        write_idx(root / "mnist" / f"{stem}-images-idx3-ubyte.gz", images)
+        write_idx(root / "mnist" / f"{stem}-labels-idx1-ubyte.gz", labels)
     return root
 
 
@@ -138,21 +130,8 @@ def sst2_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_train_sentiment_runs(train_sentiment, sst2_dir) -> None:
-    result = train_sentiment.main(
-        [
-            "--data-dir",
-            str(sst2_dir),
-            "--epochs",
-            "2",
-            "--batch-size",
-            "16",
-            "--filters",
-            "8",
-            "--no-progress",
-            "--lr",
-            "0.01",
-        ]
-    )
+    options = "--epochs 2 --batch-size 16 --filters 8 --no-progress --lr 0.01"
+    result = train_sentiment.main(["--data-dir", str(sst2_dir), *options.split()])
     assert result["train_phrases"] == 64
     assert result["dev_sentences"] == 16
     assert len(result["history"]["dev_accuracy"]) == 2
@@ -201,12 +180,7 @@ def test_both_scripts_take_the_shared_run_options(
         module.DEFAULTS["epochs"],
         module.DEFAULTS["batch_size"],
     )
-    formatter = module.build_parser()._get_formatter()
-    for action in module.build_parser()._actions:  # help on every option, defaults once
-        text = formatter._get_help_string(action) or ""
-        assert action.help, f"{action.option_strings} has no help"
-        assert text.count("(default:") <= 1, text
-        assert "(default: None)" not in text
+    assert_help_is_complete(module.build_parser())
 
 
 @pytest.mark.parametrize("script", ["train_mnist", "train_sentiment"])
@@ -237,12 +211,7 @@ def test_train_mnist_out_dir_that_is_a_file_fails_before_training(
     assert f"{taken} is a file, not a folder" in capsys.readouterr().err
 
 
-def test_train_mnist_stops_when_the_loss_diverges(
-    train_mnist,
-    mnist_dir,
-    tmp_path,
-    capsys,
-) -> None:
+def test_train_mnist_stops_when_the_loss_diverges(train_mnist, mnist_dir, tmp_path, capsys) -> None:
     options = "--lr 1e300 --optimizer sgd --epochs 3 --batch-size 16 --no-progress"
     argv = ["--data-dir", str(mnist_dir), "--out-dir", str(tmp_path), *options.split()]
     with pytest.raises(SystemExit) as exc:
