@@ -1,4 +1,4 @@
-"""What the benchmarks share: the optional PyTorch import, the table rows and the timing.
+"""What the benchmarks share: the optional PyTorch import, rows, timing, cases and options.
 
 Every benchmark is a script (``python examples/bench_<name>.py``) that measures and prints;
 none asserts anything about speed.

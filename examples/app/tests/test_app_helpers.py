@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable
 
 import numpy as np
@@ -217,39 +216,6 @@ def test_backend_problem_names_the_package() -> None:
     assert backend_problem("scalar") is None
     assert backend_problem("simple") is None
     assert "unknown backend" in (backend_problem("gpu9000") or "")
-
-
-@pytest.mark.task2_5
-@pytest.mark.parametrize("backend", ["scalar", "simple"])
-def test_job_streams_progress_and_finishes(backend: str, stop_training: list) -> None:
-    cfg = TrainingConfig(dataset="simple", backend=backend, hidden=2, epochs=4, points=8)
-    job = TrainingJob(cfg).start()
-    stop_training.append(job)
-    assert job.join(timeout=60)
-    p = job.snapshot()
-    assert p.status == "done", p.error
-    assert len(p.losses) == len(p.accuracies) == 4
-    assert p.data is not None
-    assert p.data.N == 8
-    assert p.boundary is not None
-    assert p.boundary.shape[0] == p.boundary.shape[1]
-    assert 0.0 <= (p.final_accuracy or 0.0) <= 1.0
-
-
-@pytest.mark.task2_5
-def test_job_stops_when_asked(stop_training: list) -> None:
-    cfg = TrainingConfig(dataset="xor", backend="simple", hidden=2, epochs=5000, points=8)
-    job = TrainingJob(cfg).start()
-    stop_training.append(job)
-    deadline = time.monotonic() + 60
-    while not job.snapshot().losses and time.monotonic() < deadline:
-        time.sleep(0.05)
-    job.stop()
-    assert job.join(timeout=60)
-    p = job.snapshot()
-    assert p.status == "stopped"
-    assert 0 < len(p.losses) < 5000
-    assert p.final_accuracy is not None
 
 
 @pytest.mark.task2_5

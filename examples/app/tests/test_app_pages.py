@@ -144,7 +144,14 @@ def test_train_page_trains_a_network_of_scalars(stop_training: list) -> None:
     assert job.join(timeout=60)
     at.run()
     assert metrics(at)["epoch"] == "3/3"
-    assert job.snapshot().status == "done"
+    p = job.snapshot()
+    assert p.status == "done", p.error
+    assert len(p.losses) == len(p.accuracies) == 3
+    assert p.data is not None
+    assert p.data.N == 10
+    assert p.boundary is not None
+    assert p.boundary.shape[0] == p.boundary.shape[1]
+    assert 0.0 <= (p.final_accuracy or 0.0) <= 1.0
 
 
 @pytest.mark.task3_5
@@ -185,6 +192,8 @@ def test_train_page_stays_live_while_training_and_stop_works(stop_training: list
     assert not at.exception
     p = job.snapshot()
     assert p.status == "stopped"
+    assert 0 < len(p.losses) < 5000
+    assert p.final_accuracy is not None
     assert at.warning[0].value.startswith(f"Stopped after {len(p.losses)} of 5000 epochs")
 
 
