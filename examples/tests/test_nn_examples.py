@@ -26,19 +26,9 @@ from mt_examples.testing import assert_help_is_complete, write_idx
 pytest.importorskip("minitorch.nn", reason="mt-nn is not installed")
 pytestmark = pytest.mark.task4_5
 
+from mt_examples import bench_nn, train_mnist, train_sentiment  # noqa: E402
 
-@pytest.fixture(scope="module")
-def train_mnist() -> ModuleType:
-    from mt_examples import train_mnist
-
-    return train_mnist
-
-
-@pytest.fixture(scope="module")
-def train_sentiment() -> ModuleType:
-    from mt_examples import train_sentiment
-
-    return train_sentiment
+SCRIPTS = [train_mnist, train_sentiment]
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +52,7 @@ def _plot_flag() -> list[str]:
     return [] if importlib.util.find_spec("matplotlib") else ["--no-plot"]
 
 
-def test_train_mnist_runs_and_writes_plot_and_checkpoint(train_mnist, mnist_dir, tmp_path) -> None:
+def test_train_mnist_runs_and_writes_plot_and_checkpoint(mnist_dir, tmp_path) -> None:
     out = tmp_path / "run"
     argv = ["--data-dir", str(mnist_dir), "--epochs", "2", "--batch-size", "16"]
     argv += ["--out-dir", str(out), "--no-progress", "--val-size", "16", *_plot_flag()]
@@ -83,9 +73,7 @@ def test_train_mnist_runs_and_writes_plot_and_checkpoint(train_mnist, mnist_dir,
     assert again["train_images"] == 80
 
 
-def test_train_mnist_rejects_a_checkpoint_of_another_model(
-    train_mnist, mnist_dir, tmp_path, capsys
-) -> None:
+def test_train_mnist_rejects_a_checkpoint_of_another_model(mnist_dir, tmp_path, capsys) -> None:
     from minitorch.nn import Linear, save_checkpoint
 
     other = save_checkpoint(Linear(3, 2), tmp_path / "other.npz")
@@ -95,7 +83,7 @@ def test_train_mnist_rejects_a_checkpoint_of_another_model(
     assert "does not match Network" in capsys.readouterr().err
 
 
-def test_train_mnist_missing_data_is_a_clear_error(train_mnist, tmp_path, capsys) -> None:
+def test_train_mnist_missing_data_is_a_clear_error(tmp_path, capsys) -> None:
     with pytest.raises(SystemExit) as info:
         train_mnist.main(["--data-dir", str(tmp_path), "--no-progress"])
     assert info.value.code == 2
@@ -129,7 +117,7 @@ def sst2_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def test_train_sentiment_runs(train_sentiment, sst2_dir) -> None:
+def test_train_sentiment_runs(sst2_dir) -> None:
     options = "--epochs 2 --batch-size 16 --filters 8 --no-progress --lr 0.01"
     result = train_sentiment.main(["--data-dir", str(sst2_dir), *options.split()])
     assert result["train_phrases"] == 64
@@ -139,7 +127,7 @@ def test_train_sentiment_runs(train_sentiment, sst2_dir) -> None:
     assert result["glove_coverage"] == 1.0
 
 
-def test_train_sentiment_missing_glove(train_sentiment, sst2_dir, tmp_path, capsys) -> None:
+def test_train_sentiment_missing_glove(sst2_dir, tmp_path, capsys) -> None:
     (tmp_path / "sst2").mkdir()
     for split in ("train", "dev"):
         (tmp_path / "sst2" / f"{split}.tsv").write_bytes(
@@ -151,8 +139,6 @@ def test_train_sentiment_missing_glove(train_sentiment, sst2_dir, tmp_path, caps
 
 
 def test_bench_nn_step_without_and_with_torch() -> None:
-    from mt_examples import bench_nn
-
     row = bench_nn.bench_step(batch=4, threads=1, repeat=2, torch=None, dtype=None)
     assert row.ours is not None
     assert row.ours_median is not None
@@ -166,11 +152,8 @@ def test_bench_nn_step_without_and_with_torch() -> None:
     assert "x" in bench_nn.line(row, 4, 1)
 
 
-@pytest.mark.parametrize("script", ["train_mnist", "train_sentiment"])
-def test_both_scripts_take_the_shared_run_options(
-    script: str, request: pytest.FixtureRequest
-) -> None:
-    module = request.getfixturevalue(script)
+@pytest.mark.parametrize("module", SCRIPTS, ids=["mnist", "sentiment"])
+def test_both_scripts_take_the_shared_run_options(module: ModuleType) -> None:
     argv = "--data-dir d --backend simple --epochs 2 --batch-size 8 --seed 3 --threads 1"
     args = module.build_parser().parse_args([*argv.split(), "--no-progress"])
     assert (args.data_dir, args.backend, args.epochs, args.batch_size) == ("d", "simple", 2, 8)
@@ -183,16 +166,15 @@ def test_both_scripts_take_the_shared_run_options(
     assert_help_is_complete(module.build_parser())
 
 
-@pytest.mark.parametrize("script", ["train_mnist", "train_sentiment"])
+@pytest.mark.parametrize("module", SCRIPTS, ids=["mnist", "sentiment"])
 @pytest.mark.parametrize(
     "argv",
     ["--lr inf", "--lr nan", "--lr 0", "--epochs 0", "--epochs 99999999999999999999999",
      "--dropout 1.5"],
 )  # fmt: skip
 def test_bad_options_are_refused_before_training(
-    script: str, argv: str, request: pytest.FixtureRequest, capsys: pytest.CaptureFixture[str]
+    module: ModuleType, argv: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    module = request.getfixturevalue(script)
     with pytest.raises(SystemExit) as exc:
         module.main(argv.split())
     assert exc.value.code == 2
@@ -200,7 +182,7 @@ def test_bad_options_are_refused_before_training(
 
 
 def test_train_mnist_out_dir_that_is_a_file_fails_before_training(
-    train_mnist, mnist_dir, tmp_path, capsys, monkeypatch
+    mnist_dir, tmp_path, capsys, monkeypatch
 ) -> None:
     monkeypatch.setattr(train_mnist.MNIST, "load", lambda *a: pytest.fail("loaded the data"))
     taken = tmp_path / "taken"
@@ -211,7 +193,7 @@ def test_train_mnist_out_dir_that_is_a_file_fails_before_training(
     assert f"{taken} is a file, not a folder" in capsys.readouterr().err
 
 
-def test_train_mnist_stops_when_the_loss_diverges(train_mnist, mnist_dir, tmp_path, capsys) -> None:
+def test_train_mnist_stops_when_the_loss_diverges(mnist_dir, tmp_path, capsys) -> None:
     options = "--lr 1e300 --optimizer sgd --epochs 3 --batch-size 16 --no-progress"
     argv = ["--data-dir", str(mnist_dir), "--out-dir", str(tmp_path), *options.split()]
     with pytest.raises(SystemExit) as exc:
@@ -223,7 +205,7 @@ def test_train_mnist_stops_when_the_loss_diverges(train_mnist, mnist_dir, tmp_pa
 
 
 def test_train_sentiment_header_only_train_split_is_a_clear_error(
-    train_sentiment, sst2_dir, tmp_path, capsys
+    sst2_dir, tmp_path, capsys
 ) -> None:
     for folder in ("sst2", "glove"):
         (tmp_path / folder).mkdir()
@@ -260,9 +242,7 @@ def _remote(path: Path) -> Any:
     return Remote(path.name, (), hashlib.sha256(data).hexdigest(), len(data))
 
 
-def test_train_mnist_downloads_from_a_mirror(
-    train_mnist, mnist_dir, mirror, tmp_path, monkeypatch
-) -> None:
+def test_train_mnist_downloads_from_a_mirror(mnist_dir, mirror, tmp_path, monkeypatch) -> None:
     url, served = mirror
     shutil.copytree(mnist_dir / "mnist", served / "mnist")
     remotes = [_remote(p) for p in sorted((served / "mnist").iterdir())]
@@ -277,9 +257,7 @@ def test_train_mnist_downloads_from_a_mirror(
         ).read_bytes()
 
 
-def test_train_sentiment_downloads_from_a_mirror(
-    train_sentiment, sst2_dir, mirror, tmp_path, monkeypatch
-) -> None:
+def test_train_sentiment_downloads_from_a_mirror(sst2_dir, mirror, tmp_path, monkeypatch) -> None:
     url, served = mirror
     for folder, archive, members in (
         (
@@ -302,9 +280,7 @@ def test_train_sentiment_downloads_from_a_mirror(
     assert (data / "glove" / "glove.6B.50d.txt").is_file()
 
 
-def test_a_failed_download_is_a_one_line_error(
-    train_mnist, mirror, tmp_path, monkeypatch, capsys
-) -> None:
+def test_a_failed_download_is_a_one_line_error(mirror, tmp_path, monkeypatch, capsys) -> None:
     url, served = mirror  # serves nothing: every file is a 404
     (served / "mnist").mkdir()
     (served / "mnist" / "x.gz").write_bytes(b"x")
