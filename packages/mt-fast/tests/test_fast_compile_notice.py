@@ -6,9 +6,11 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
+from minitorch.fast import runtime
 from minitorch.fast.runtime import COMPILE_NOTICE
 
 # Builds the kernels of the operations named in argv and prints how many of them Numba
@@ -61,3 +63,26 @@ def test_minitorch_quiet_hides_the_notice(tmp_path: Path) -> None:
     compiled, stderr = build(tmp_path, "neg_map", quiet=True)
     assert compiled == 1
     assert "minitorch.fast:" not in stderr
+
+
+def _compile_event(function_module: str, dispatcher_module: str) -> object:
+    from numba.core import event
+
+    dispatcher = type("Dispatcher", (), {"__module__": dispatcher_module})()
+    dispatcher.py_func = SimpleNamespace(__module__=function_module)
+    return event.Event("numba:compile", event.EventStatus.START, {"dispatcher": dispatcher})
+
+
+@pytest.mark.task3_1
+def test_only_a_cpu_kernel_of_minitorch_shows_the_notice(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(runtime._CompileNotice, "shown", False)
+    monkeypatch.delenv("MINITORCH_QUIET", raising=False)
+    listener = runtime._CompileNotice()
+    listener.on_start(_compile_event("someone.else", "numba.core.registry"))
+    listener.on_start(_compile_event("minitorch.nn.conv_cuda", "numba.cuda.dispatcher"))
+    assert capsys.readouterr().err == ""
+    listener.on_start(_compile_event("minitorch.nn.conv_fast", "numba.core.registry"))
+    listener.on_start(_compile_event("minitorch.fast.tuned", "numba.core.registry"))
+    assert capsys.readouterr().err == COMPILE_NOTICE + "\n"
