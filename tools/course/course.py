@@ -353,7 +353,9 @@ def _check_version(layer: Layer) -> None:
 
 
 def _listed(tests: tuple[str, ...], nodeid: str) -> bool:
-    return any(f"tests/{t}" in (nodeid, nodeid.split("[")[0]) for t in tests)
+    """Is ``nodeid`` one of ``tests`` ("file.py", "file.py::test" or "file.py::test[id]")?"""
+    names = (nodeid, nodeid.split("[")[0], nodeid.split("::")[0])
+    return any(f"tests/{t}" in names for t in tests)
 
 
 def _is_scaffold(layer: Layer, nodeid: str) -> bool:
@@ -521,7 +523,11 @@ def check(layer_name: str, cal: Calendar | None = None, *, verbose: bool = True)
             say(f"{layer.name}: {t}: {counts[t]} solution blocks, {n} tests")
             if solution and n == 0:
                 problems.append(f"no test is marked {t}")
-        listed = {r["nodeid"] for r in solution} | {r["nodeid"].split("[")[0] for r in solution}
+        listed = {
+            name
+            for r in solution
+            for name in (r["nodeid"], r["nodeid"].split("[")[0], r["nodeid"].split("::")[0])
+        }
         problems += [
             f"scaffold test {s} (course.toml) does not exist"
             for s in layer.scaffold_tests
