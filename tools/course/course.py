@@ -548,7 +548,8 @@ def _grade_task(
             f"Time limit exceeded: the tests of this task did not finish in {time_limit:g} s "
             "(an endless loop or very slow code). 0 points for this task."
         )
-    tests = [r for r in run.tests if task in r["tasks"]]
+    # A test that skips (it needs PyTorch, say, and the grader has none) counts for nothing.
+    tests = [r for r in run.tests if task in r["tasks"] and r["outcome"] != "skipped"]
     head = run.output if len(run.output) < 4000 else run.output[:4000] + "\n[...]"
     if run.dropped:
         head += f"\n[output truncated: {run.dropped} more bytes]"
@@ -566,7 +567,7 @@ def _grade_task(
                 e["errors"][0]["message"][-1000:] for e in errors
             )
         return 0.0, f"No test of this task ran. Output:\n{head}"
-    passed = [r for r in tests if r["outcome"] in ("passed", "skipped")]
+    passed = [r for r in tests if r["outcome"] == "passed"]
     lines = [f"{len(passed)} of {len(tests)} tests passed."]
     hidden_failed = 0
     for r in tests:

@@ -429,3 +429,9 @@ def test_from_numpy_rejects_non_real_dtypes(array, kind):
 def test_from_numpy_converts_real_dtypes(dtype):
     t = from_numpy(np.array([0, 1, 1], dtype=dtype))
     np.testing.assert_array_equal(t.to_numpy(), [0.0, 1.0, 1.0])
+
+
+def test_repr_shows_requires_grad_and_grad_fn():
+    x = tensor([0.5], requires_grad=True)
+    assert repr(x) == "tensor([0.5000], requires_grad=True)"
+    assert repr(x * 2.0) == "tensor([1.0000], grad_fn=Mul)"

@@ -179,12 +179,6 @@ def test_to_string_of_a_permuted_view_shows_the_view():
     assert td.to_string() == "[[1.5000, 3.5000],\n        [2.5000, 4.5000]]"
 
 
-def test_repr_shows_requires_grad_and_grad_fn():
-    x = tensor([0.5], requires_grad=True)
-    assert repr(x) == "tensor([0.5000], requires_grad=True)"
-    assert repr(x * 2.0) == "tensor([1.0000], grad_fn=Mul)"
-
-
 # --------------------------------------------------------------- errors
 
 

@@ -310,7 +310,7 @@ def test_slices_and_steps_are_views() -> None:
         t[0, 0, 0]
 
 
-@pytest.mark.task2_1
+@pytest.mark.task2_3
 def test_writing_into_views() -> None:
     t = from_numpy(np.zeros((3, 3)))
     t[1] = 4.0

@@ -714,7 +714,7 @@ class BackendSuite:
             assert str(shape_b) in str(err.value), err.value
         np.testing.assert_array_equal(a.to_numpy(), before)
 
-    @pytest.mark.task2_1
+    @pytest.mark.task2_3  # through Tensor (draw_tensor permutes): task 2.3's code
     @given(data=st.data())
     def test_error_bad_indices(self, data: st.DataObject) -> None:
         """Too-long or out-of-range indices raise IndexingError naming the shape."""
@@ -766,7 +766,7 @@ class BackendSuite:
             with pytest.raises(IndexingError, match="dim"):
                 call()
 
-    @pytest.mark.task2_1
+    @pytest.mark.task2_3  # through Tensor (draw_tensor permutes): task 2.3's code
     @given(data=st.data())
     def test_error_invalid_permute_orders(self, data: st.DataObject) -> None:
         """An order that is not a permutation of the dims raises IndexingError naming it."""
@@ -790,7 +790,7 @@ class BackendSuite:
         with pytest.raises(IndexingError, match="not a permutation"):
             t.permute(*order)
 
-    @pytest.mark.task2_1
+    @pytest.mark.task2_3  # through Tensor (draw_tensor permutes): task 2.3's code
     @given(data=st.data())
     def test_error_view_to_a_wrong_size(self, data: st.DataObject) -> None:
         """``view`` to another size: IndexingError naming both shapes.
