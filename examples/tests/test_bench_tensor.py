@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from mt_examples import bench_tensor
 
 from minitorch.tensor import SimpleBackend
-from mt_examples import bench_tensor
 
 
 def test_mlp_step_matches_pytorch_step_by_step() -> None:

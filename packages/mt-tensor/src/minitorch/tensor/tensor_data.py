@@ -257,11 +257,11 @@ class TensorData:
         "_arrays",
         "_contiguous",
         "_storage",
+        "_version",
         "dims",
         "shape",
         "size",
         "strides",
-        "version",
     )
 
     def __init__(
@@ -272,7 +272,7 @@ class TensorData:
         *,
         version: VersionCounter | None = None,
     ) -> None:
-        self.version = version if version is not None else VersionCounter()
+        self._version = version  # made on first use: most data is never written in place
         if isinstance(storage, np.ndarray):
             if storage.dtype is not _FLOAT64 and storage.dtype != _FLOAT64:
                 storage = storage.astype(np.float64)
@@ -306,6 +306,13 @@ class TensorData:
         self._contiguous = strides is None or is_contiguous_layout(shape_t, strides_t)
         # The shape and strides as the integer arrays kernels take, made on first use.
         self._arrays: builtins.tuple[Shape, Strides] | None = None
+
+    @property
+    def version(self) -> VersionCounter:
+        """The in-place write counter of the storage, shared with every view of it."""
+        if self._version is None:
+            self._version = VersionCounter()
+        return self._version
 
     @property
     def storage(self) -> Storage:
