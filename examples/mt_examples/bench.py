@@ -1,4 +1,4 @@
-"""What the benchmarks share: the optional PyTorch import, the table rows and the timing.
+"""What the benchmarks share: the optional PyTorch import, rows, timing, cases and options.
 
 Every benchmark is a script (``python examples/bench_<name>.py``) that measures and prints;
 none asserts anything about speed.
@@ -6,6 +6,7 @@ none asserts anything about speed.
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import statistics
 import time
@@ -13,7 +14,29 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Row", "best_time", "import_torch", "microseconds_per_call", "step_times"]
+import numpy as np
+
+from mt_examples.support import HelpFormatter
+
+__all__ = [
+    "ELEMENTWISE",
+    "Row",
+    "best_time",
+    "import_torch",
+    "markdown_table",
+    "microseconds_per_call",
+    "parser",
+    "step_times",
+]
+
+#: The elementwise rows of the backend benchmarks: ``(row name, backend method, NumPy
+#: function, torch function name, inputs)``.
+ELEMENTWISE: list[tuple[str, str, Callable[..., Any], str, int]] = [
+    ("map neg", "neg_map", np.negative, "neg", 1),
+    ("map sigmoid", "sigmoid_map", lambda x: 1.0 / (1.0 + np.exp(-x)), "sigmoid", 1),
+    ("zip add", "add_zip", np.add, "add", 2),
+    ("zip mul", "mul_zip", np.multiply, "mul", 2),
+]
 
 
 def import_torch(*, threads: int | None = None, cuda: bool = False) -> Any:
@@ -63,6 +86,22 @@ class Row:
     def ratio(self, theirs: float | None) -> str:
         """Format ``ours / theirs`` (lower is better for us), or ``-``."""
         return f"{self.ours / theirs:.2f}x" if self.ours and theirs else "-"
+
+
+def parser(doc: str, repeat: int) -> argparse.ArgumentParser:
+    """The options every backend benchmark takes: ``--repeat``, ``--quick``, ``--no-torch``."""
+    p = argparse.ArgumentParser(description=doc.splitlines()[0], formatter_class=HelpFormatter)
+    p.add_argument("--repeat", type=int, default=repeat, help="timed repeats per row")
+    p.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
+    p.add_argument("--no-torch", action="store_true", help="skip the PyTorch column")
+    return p
+
+
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """Render a Markdown table; every column but the first and a ``note`` right-aligned."""
+    align = ["---" if h in (header[0], "note") else "---:" for h in header]
+    lines = [header, align, *rows]
+    return "\n".join("| " + " | ".join(cells) + " |" for cells in lines)
 
 
 def best_time(fn: Callable[[], Any], repeat: int, sync: Callable[[], None] | None = None) -> float:

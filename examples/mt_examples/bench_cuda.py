@@ -2,7 +2,7 @@
 
 Rows: float64 matmul in GFLOP/s (256 to 4096), map and zip in GB/s (1e7 and 1e8
 elements), sums over each dimension of a matrix in GB/s, and one training step of the
-MNIST network of mt-nn (once mt-nn exists). Each row is the best of ``--repeat`` timings
+MNIST network of ``train_mnist.py`` (with mt-nn). Each row is the best of ``--repeat`` timings
 after a warm-up call (which also compiles the kernel); the GPU is synchronised before
 every clock reading. GB/s counts the bytes an operation must read and write (8 per
 float64 element), so it is comparable with the GPU's memory bandwidth.
@@ -16,19 +16,19 @@ mean nothing.
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import sys
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 from minitorch.cuda import CudaBackend, is_available
 from minitorch.cuda.device import simulator_enabled
-from minitorch.tensor import Tensor, from_numpy
-from mt_examples.bench import Row, best_time, import_torch
-from mt_examples.support import HelpFormatter
+from minitorch.tensor import from_numpy
+from mt_examples import bench
+from mt_examples.bench import ELEMENTWISE, Row, best_time, import_torch, markdown_table
 
 
 def check_gpu() -> None:
@@ -81,33 +81,16 @@ def elementwise_rows(sizes: Sequence[int], repeat: int, torch: Any) -> list[Row]
     rng = np.random.default_rng(0)
     rows = []
     for n in sizes:
-        rows += _elementwise(n, rng.random(n), rng.random(n), repeat, torch)
+        xs = [rng.random(n), rng.random(n)]
+        ours = [from_numpy(x, CudaBackend) for x in xs]
+        theirs = [torch.from_numpy(x).cuda() for x in xs] if torch is not None else []
+        for name, method, _, torch_fn, k in ELEMENTWISE:
+            tref = partial(getattr(torch, torch_fn), *theirs[:k]) if torch else None
+            ref = partial(getattr(CudaBackend, method), *ours[:k])
+            rows.append(
+                _measure(f"{name} {n:.0e}", ref, tref, repeat, torch, nbytes=8.0 * (k + 1) * n)
+            )
     return rows
-
-
-def _elementwise(n: int, xa: Any, xb: Any, repeat: int, torch: Any) -> list[Row]:
-    f = CudaBackend
-    a, b = from_numpy(xa, CudaBackend), from_numpy(xb, CudaBackend)
-    ta = tb = None
-    if torch is not None:
-        ta, tb = torch.from_numpy(xa).cuda(), torch.from_numpy(xb).cuda()
-    cases = [
-        ("map neg", lambda: f.neg_map(a), lambda: torch.neg(ta), 2),
-        ("map sigmoid", lambda: f.sigmoid_map(a), lambda: torch.sigmoid(ta), 2),
-        ("zip add", lambda: f.add_zip(a, b), lambda: torch.add(ta, tb), 3),
-        ("zip mul", lambda: f.mul_zip(a, b), lambda: torch.mul(ta, tb), 3),
-    ]
-    return [
-        _measure(
-            f"{name} {n:.0e}",
-            ours,
-            theirs if torch is not None else None,
-            repeat,
-            torch,
-            nbytes=8.0 * passes * n,
-        )
-        for name, ours, theirs, passes in cases
-    ]
 
 
 def reduce_rows(sides: Sequence[int], repeat: int, torch: Any) -> list[Row]:
@@ -153,67 +136,43 @@ def matmul_rows(sizes: Sequence[int], repeat: int, torch: Any) -> list[Row]:
 
 
 def mnist_step_row(repeat: int, torch: Any, batch: int = 16) -> Row:
-    """One forward+backward+SGD step of the course's MNIST network, on random images."""
+    """One training step of ``train_mnist.Network`` and of ``bench_nn``'s PyTorch twin."""
     name = f"MNIST train step b={batch}"
     if importlib.util.find_spec("minitorch.nn") is None:
         return Row(name, None, note="needs mt-nn (not installed)")
     try:
         return _mnist_step(name, repeat, torch, batch)
-    except Exception as e:  # mt-nn's API is not settled yet; say what failed
+    except Exception as e:  # e.g. out of GPU memory; say what failed
         return Row(name, None, note=f"mt-nn: {type(e).__name__}: {str(e)[:70]}")
 
 
 def _mnist_step(name: str, repeat: int, torch: Any, batch: int) -> Row:
-    from minitorch import nn  # type: ignore[attr-defined]
     from minitorch.autodiff import SGD
-    from minitorch.operators import Module
-
-    class Network(Module):
-        """conv 3x3 (4) -> conv 3x3 (8) -> avgpool 4x4 -> linear 392->64 -> linear 64->10."""
-
-        def __init__(self) -> None:
-            super().__init__()
-            self.conv1 = nn.Conv2d(1, 4, 3, 3, backend=CudaBackend)
-            self.conv2 = nn.Conv2d(4, 8, 3, 3, backend=CudaBackend)
-            self.linear1 = nn.Linear(392, 64, backend=CudaBackend)
-            self.linear2 = nn.Linear(64, 10, backend=CudaBackend)
-
-        def forward(self, x: Tensor) -> Tensor:
-            h = self.conv2(self.conv1(x).relu()).relu()
-            h = nn.avgpool2d(h, (4, 4)).view(x.shape[0], 392)
-            h = nn.dropout(self.linear1(h).relu(), 0.25, not self.training)
-            return nn.logsoftmax(self.linear2(h), dim=1)
+    from minitorch.nn import nll_loss
+    from mt_examples.bench_nn import torch_network
+    from mt_examples.train_mnist import Network
 
     rng = np.random.default_rng(4)
     xs = rng.random((batch, 1, 28, 28))
     labels = rng.integers(0, 10, size=batch)
-    ys = np.eye(10)[labels]
-    model = Network()
+    model = Network(CudaBackend, seed=0)
     optim = SGD(model.parameters(), lr=0.01)
-    x, y = from_numpy(xs, CudaBackend), from_numpy(ys, CudaBackend)
+    x = from_numpy(xs, CudaBackend)
 
     def ours() -> None:
         optim.zero_grad()
-        loss = -(model(x) * y).sum() / float(batch)
-        loss.backward()
+        nll_loss(model(x), labels).backward()
         optim.step()
 
     theirs = None
     if torch is not None:
-        tnn = torch.nn
-        tmodel = tnn.Sequential(
-            tnn.Conv2d(1, 4, 3, padding=1), tnn.ReLU(), tnn.Conv2d(4, 8, 3, padding=1),
-            tnn.ReLU(), tnn.AvgPool2d(4), tnn.Flatten(), tnn.Linear(392, 64), tnn.ReLU(),
-            tnn.Dropout(0.25), tnn.Linear(64, 10), tnn.LogSoftmax(dim=1),
-        ).double().cuda()  # fmt: skip
-        topt = torch.optim.SGD(tmodel.parameters(), lr=0.01)
-        tx = torch.from_numpy(xs).cuda()
-        tlabels = torch.from_numpy(labels).cuda()
+        net = torch_network(torch, model, torch.float64).cuda()
+        topt = torch.optim.SGD(net.parameters(), lr=0.01)
+        tx, ty = torch.from_numpy(xs).cuda(), torch.from_numpy(labels).cuda()
 
         def theirs() -> None:
             topt.zero_grad()
-            loss = torch.nn.functional.nll_loss(tmodel(tx), tlabels)
-            loss.backward()
+            torch.nn.functional.nll_loss(net(tx), ty).backward()
             topt.step()
 
     return _measure(name, ours, theirs, repeat, torch)
@@ -221,16 +180,10 @@ def _mnist_step(name: str, repeat: int, torch: Any, batch: int) -> Row:
 
 def format_table(rows: Sequence[Row]) -> str:
     """Render the rows as a Markdown table."""
-    lines = [
-        "| operation | MiniTorch CUDA | PyTorch CUDA | MiniTorch / PyTorch (time) | note |",
-        "| --- | ---: | ---: | ---: | --- |",
-    ]
-
-    for r in rows:
-        lines.append(
-            f"| {r.name} | {r.cell(r.ours)} | {r.cell(r.torch)} | {r.ratio(r.torch)} | {r.note} |"
-        )
-    return "\n".join(lines)
+    header = ["operation", "MiniTorch CUDA", "PyTorch CUDA", "MiniTorch / PyTorch (time)", "note"]
+    return markdown_table(
+        header, [[r.name, r.cell(r.ours), r.cell(r.torch), r.ratio(r.torch), r.note] for r in rows]
+    )
 
 
 def build_rows(
@@ -247,13 +200,7 @@ def build_rows(
 
 def main(argv: Sequence[str] | None = None) -> str:
     """Run the benchmark on the GPU and print the table; return it."""
-    parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0], formatter_class=HelpFormatter
-    )
-    parser.add_argument("--repeat", type=int, default=5, help="timed repeats per row")
-    parser.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
-    parser.add_argument("--no-torch", action="store_true", help="skip the PyTorch column")
-    args = parser.parse_args(argv)
+    args = bench.parser(__doc__ or "", repeat=5).parse_args(argv)
     check_gpu()
     torch = None if args.no_torch else import_torch(cuda=True)
     if args.quick:

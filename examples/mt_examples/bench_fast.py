@@ -11,52 +11,16 @@ time over NumPy's (lower is better; 1.0 is parity). Matmul rows report GFLOP/s.
 
 from __future__ import annotations
 
-import argparse
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 from minitorch.fast import FastBackend
 from minitorch.tensor import Tensor, from_numpy
-from mt_examples.bench import Row, best_time, import_torch
-from mt_examples.support import HelpFormatter
-
-Case = tuple[str, Callable[[], Any], Callable[[], Any], Callable[[], Any] | None]
-"""``(name, ours, numpy, torch or None)``: the same operation in each library."""
-
-
-def elementwise_cases(
-    a: Tensor, b: Tensor, xa: np.ndarray, xb: np.ndarray, ta: Any, tb: Any, torch: Any
-) -> list[Case]:
-    """Map (neg, sigmoid) and zip (add, mul) on one pair of inputs."""
-    f = FastBackend
-    return [
-        (
-            "map neg",
-            lambda: f.neg_map(a),
-            lambda: np.negative(xa),
-            (lambda: torch.neg(ta)) if torch else None,
-        ),
-        (
-            "map sigmoid",
-            lambda: f.sigmoid_map(a),
-            lambda: 1.0 / (1.0 + np.exp(-xa)),
-            (lambda: torch.sigmoid(ta)) if torch else None,
-        ),
-        (
-            "zip add",
-            lambda: f.add_zip(a, b),
-            lambda: np.add(xa, xb),
-            (lambda: torch.add(ta, tb)) if torch else None,
-        ),
-        (
-            "zip mul",
-            lambda: f.mul_zip(a, b),
-            lambda: np.multiply(xa, xb),
-            (lambda: torch.mul(ta, tb)) if torch else None,
-        ),
-    ]
+from mt_examples import bench
+from mt_examples.bench import ELEMENTWISE, Row, best_time, import_torch, markdown_table
 
 
 def elementwise_rows(sizes: Sequence[int], repeat: int, torch: Any) -> list[Row]:
@@ -67,26 +31,23 @@ def elementwise_rows(sizes: Sequence[int], repeat: int, torch: Any) -> list[Row]
         side = round(n**0.5)
         for layout in ("contiguous", "permuted"):
             if layout == "contiguous":
-                xa, xb = rng.random(n), rng.random(n)
-                a, b = from_numpy(xa, FastBackend), from_numpy(xb, FastBackend)
+                xs = [rng.random(n), rng.random(n)]
+                ours = [from_numpy(x, FastBackend) for x in xs]
             else:
-                xa, xb = rng.random((side, side)).T, rng.random((side, side)).T
-                a = from_numpy(xa.T.copy(), FastBackend).permute(1, 0)
-                b = from_numpy(xb.T.copy(), FastBackend).permute(1, 0)
-            ta = tb = None
+                xs = [rng.random((side, side)).T, rng.random((side, side)).T]
+                ours = [from_numpy(x.T.copy(), FastBackend).permute(1, 0) for x in xs]
+            theirs = []
             if torch is not None:
-                ta, tb = (
-                    torch.from_numpy(np.ascontiguousarray(xa)),
-                    torch.from_numpy(np.ascontiguousarray(xb)),
-                )
+                theirs = [torch.from_numpy(np.ascontiguousarray(x)) for x in xs]
                 if layout == "permuted":
-                    ta, tb = ta.T.contiguous().T, tb.T.contiguous().T
-            for name, ours, ref, tref in elementwise_cases(a, b, xa, xb, ta, tb, torch):
+                    theirs = [t.T.contiguous().T for t in theirs]
+            for name, method, np_fn, torch_fn, k in ELEMENTWISE:
+                tref = partial(getattr(torch, torch_fn), *theirs[:k]) if torch else None
                 rows.append(
                     Row(
                         f"{name} {n:.0e} {layout}",
-                        best_time(ours, repeat),
-                        numpy=best_time(ref, repeat),
+                        best_time(partial(getattr(FastBackend, method), *ours[:k]), repeat),
+                        numpy=best_time(partial(np_fn, *xs[:k]), repeat),
                         torch=best_time(tref, repeat) if tref else None,
                     )
                 )
@@ -206,16 +167,28 @@ def mlp_step_row(repeat: int, torch: Any, batch: int = 50, hidden: int = 100) ->
 
 def format_table(rows: Sequence[Row]) -> str:
     """Render the rows as a Markdown table."""
-    lines = [
-        "| operation | MiniTorch fast | NumPy | fast / NumPy | PyTorch CPU | fast / PyTorch |",
-        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    header = [
+        "operation",
+        "MiniTorch fast",
+        "NumPy",
+        "fast / NumPy",
+        "PyTorch CPU",
+        "fast / PyTorch",
     ]
-    lines += [
-        f"| {r.name} | {r.cell(r.ours)} | {r.cell(r.numpy)} | {r.ratio(r.numpy)} | "
-        f"{r.cell(r.torch)} | {r.ratio(r.torch)} |"
-        for r in rows
-    ]
-    return "\n".join(lines)
+    return markdown_table(
+        header,
+        [
+            [
+                r.name,
+                r.cell(r.ours),
+                r.cell(r.numpy),
+                r.ratio(r.numpy),
+                r.cell(r.torch),
+                r.ratio(r.torch),
+            ]
+            for r in rows
+        ],
+    )
 
 
 SECTIONS = ("elementwise", "sum", "matmul", "mlp")
@@ -224,12 +197,7 @@ SECTIONS = ("elementwise", "sum", "matmul", "mlp")
 
 def main(argv: Sequence[str] | None = None) -> str:
     """Run the benchmark and print the table; return it."""
-    parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0], formatter_class=HelpFormatter
-    )
-    parser.add_argument("--repeat", type=int, default=7, help="timed repeats per row")
-    parser.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
-    parser.add_argument("--no-torch", action="store_true", help="skip the PyTorch column")
+    parser = bench.parser(__doc__ or "", repeat=7)
     parser.add_argument(
         "--only",
         choices=SECTIONS,

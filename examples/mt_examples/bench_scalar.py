@@ -27,7 +27,7 @@ from typing import Any
 
 from minitorch.autodiff import Inv, Scalar
 from mt_examples.bench import microseconds_per_call
-from mt_examples.support import positive_int
+from mt_examples.support import HelpFormatter, positive_int
 
 __all__ = ["OPS_PER_BLOCK", "build_graph", "build_parser", "main", "run"]
 
@@ -114,22 +114,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="bench_scalar",
         description="Microseconds per Scalar operation, forward and backward.",
+        formatter_class=HelpFormatter,
     )
-    p.add_argument(
-        "--ops",
-        type=positive_int,
-        default=10_000,
-        help="operations in the graph (default: %(default)s)",
-    )
-    p.add_argument(
-        "--repeat", type=positive_int, default=5, help="timed rounds (default: %(default)s)"
-    )
-    p.add_argument(
-        "--seed",
-        type=int,
-        default=0,
-        help="seed of the graph's shape and values (default: %(default)s)",
-    )
+    p.add_argument("--ops", type=positive_int, default=10_000, help="operations in the graph")
+    p.add_argument("--repeat", type=positive_int, default=5, help="timed rounds")
+    p.add_argument("--seed", type=int, default=0, help="seed of the graph's shape and values")
     return p
 
 

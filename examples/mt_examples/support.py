@@ -67,26 +67,26 @@ positive_int = int_between(1, 10**9)
 non_negative_int = int_between(0, 10**9)
 
 
-def positive_float(text: str) -> float:
-    """Parse a finite number > 0 (``inf`` and ``nan`` are refused), for ``type=``."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
-    if not (value > 0.0 and math.isfinite(value)):
-        raise argparse.ArgumentTypeError(f"expected a positive finite number, got {text}")
-    return value
+def _float_type(what: str, ok: Callable[[float], bool]) -> Callable[[str], float]:
+    """Return an ``argparse`` ``type=`` that parses a number for which ``ok`` holds."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if not ok(value):
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text}")
+        return value
+
+    parse.__name__ = what
+    return parse
 
 
-def unit_interval(text: str) -> float:
-    """Parse a number in ``[0, 1)`` (a dropout rate), for ``type=``."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text!r}") from None
-    if not 0.0 <= value < 1.0:
-        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text}")
-    return value
+#: A finite number > 0 (``inf`` and ``nan`` are refused), for learning rates.
+positive_float = _float_type("a positive finite number", lambda v: v > 0.0 and math.isfinite(v))
+#: A number in ``[0, 1)``, for dropout rates.
+unit_interval = _float_type("a number in [0, 1)", lambda v: 0.0 <= v < 1.0)
 
 
 # --- options, backends, optimizers ------------------------------------------------------

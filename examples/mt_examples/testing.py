@@ -1,4 +1,4 @@
-"""Helpers of the explorer's tests: data files, the server, and Chromium through Selenium.
+"""Helpers of the examples' tests: help texts, data files, the server, and Chromium (Selenium).
 
 The browser is Debian's ``chromium`` driven by Debian's ``chromium-driver`` (both installed by
 ``examples/app/install-browser.sh``); Selenium is given the driver's path, so Selenium
@@ -7,8 +7,9 @@ Manager never downloads anything.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
-import importlib
+import importlib.util
 import os
 import shutil
 import socket
@@ -28,12 +29,19 @@ REPO = Path(__file__).resolve().parents[2]
 APP = REPO / "examples" / "app" / "app.py"
 #: Screenshots of the end-to-end test (a folder that ignores itself in git).
 ARTIFACTS = REPO / "test-artifacts" / "app"
-#: Python packages the app needs, with what to do when one is missing.
-APP_PACKAGES = {
-    "streamlit": "pip install streamlit",
-    "plotly": "pip install plotly",
-    "graphviz": "pip install graphviz",
-}
+#: Python packages the app needs.
+APP_PACKAGES = ("streamlit", "plotly", "graphviz")
+
+
+def assert_help_is_complete(parser: argparse.ArgumentParser) -> None:
+    """Every option has help text that states its default at most once, never None or False."""
+    formatter = parser._get_formatter()
+    for action in parser._actions:
+        text = formatter._get_help_string(action) or ""
+        assert action.help, f"{action.option_strings} has no help"
+        assert text.count("(default:") <= 1, text
+        assert "(default: None)" not in text
+        assert "(default: False)" not in text
 
 
 def in_ci() -> bool:
@@ -50,11 +58,21 @@ def missing(what: str, hint: str) -> None:
 
 def require_app_packages() -> None:
     """Skip (or fail in CI) unless every Python package of the app is importable."""
-    for name, hint in APP_PACKAGES.items():
-        try:
-            importlib.import_module(name)
-        except ImportError:
-            missing(f"the Python package {name!r}", hint)
+    for name in APP_PACKAGES:
+        if importlib.util.find_spec(name) is None:
+            missing(f"the Python package {name!r}", f"pip install {name}")
+
+
+def write_idx(path: Path, array: Any) -> None:
+    """Write a uint8 array as a gzipped IDX file (MNIST's format: images 3-D, labels 1-D)."""
+    import gzip
+
+    import numpy as np
+
+    header = (0x0800 + array.ndim).to_bytes(4, "big")
+    header += b"".join(d.to_bytes(4, "big") for d in array.shape)
+    with gzip.open(path, "wb") as f:
+        f.write(header + np.asarray(array).astype(np.uint8).tobytes())
 
 
 def write_fake_mnist(root: Path, count: int = 40, seed: int = 0) -> Path:
@@ -62,15 +80,7 @@ def write_fake_mnist(root: Path, count: int = 40, seed: int = 0) -> Path:
 
     Returns ``root``, a data folder for ``MINITORCH_DATA``.
     """
-    import gzip
-
     import numpy as np
-
-    def write_idx(path: Path, array: np.ndarray) -> None:
-        magic = 2051 if array.ndim == 3 else 2049
-        header = magic.to_bytes(4, "big") + b"".join(d.to_bytes(4, "big") for d in array.shape)
-        with gzip.open(path, "wb") as f:
-            f.write(header + array.astype(np.uint8).tobytes())
 
     folder = root / "mnist"
     folder.mkdir(parents=True, exist_ok=True)

@@ -8,12 +8,10 @@ data, are in mt-nn's README.
 from __future__ import annotations
 
 import functools
-import gzip
 import hashlib
 import http.server
 import importlib.util
 import shutil
-import struct
 import threading
 import zipfile
 from collections.abc import Iterator
@@ -23,29 +21,14 @@ from typing import Any
 
 import numpy as np
 import pytest
+from mt_examples.testing import assert_help_is_complete, write_idx
 
 pytest.importorskip("minitorch.nn", reason="mt-nn is not installed")
 pytestmark = pytest.mark.task4_5
 
+from mt_examples import bench_nn, train_mnist, train_sentiment  # noqa: E402
 
-@pytest.fixture(scope="module")
-def train_mnist() -> ModuleType:
-    from mt_examples import train_mnist
-
-    return train_mnist
-
-
-@pytest.fixture(scope="module")
-def train_sentiment() -> ModuleType:
-    from mt_examples import train_sentiment
-
-    return train_sentiment
-
-
-def _idx(array: np.ndarray) -> bytes:
-    header = struct.pack(">I", 0x0800 + array.ndim)
-    sizes = b"".join(struct.pack(">I", s) for s in array.shape)
-    return header + sizes + array.astype(np.uint8).tobytes()
+SCRIPTS = [train_mnist, train_sentiment]
 
 
 @pytest.fixture(scope="module")
@@ -60,9 +43,8 @@ def mnist_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
             r = 2 if y % 2 == 0 else 16
             images[k, r : r + 10, r : r + 10] = 255
         (root / "mnist").mkdir(exist_ok=True)
-        for kind, array in (("images-idx3", images), ("labels-idx1", labels)):
-            with gzip.open(root / "mnist" / f"{stem}-{kind}-ubyte.gz", "wb") as f:
-                f.write(_idx(array))
+        write_idx(root / "mnist" / f"{stem}-images-idx3-ubyte.gz", images)
+        write_idx(root / "mnist" / f"{stem}-labels-idx1-ubyte.gz", labels)
     return root
 
 
@@ -70,7 +52,7 @@ def _plot_flag() -> list[str]:
     return [] if importlib.util.find_spec("matplotlib") else ["--no-plot"]
 
 
-def test_train_mnist_runs_and_writes_plot_and_checkpoint(train_mnist, mnist_dir, tmp_path) -> None:
+def test_train_mnist_runs_and_writes_plot_and_checkpoint(mnist_dir, tmp_path) -> None:
     out = tmp_path / "run"
     argv = ["--data-dir", str(mnist_dir), "--epochs", "2", "--batch-size", "16"]
     argv += ["--out-dir", str(out), "--no-progress", "--val-size", "16", *_plot_flag()]
@@ -91,9 +73,7 @@ def test_train_mnist_runs_and_writes_plot_and_checkpoint(train_mnist, mnist_dir,
     assert again["train_images"] == 80
 
 
-def test_train_mnist_rejects_a_checkpoint_of_another_model(
-    train_mnist, mnist_dir, tmp_path, capsys
-) -> None:
+def test_train_mnist_rejects_a_checkpoint_of_another_model(mnist_dir, tmp_path, capsys) -> None:
     from minitorch.nn import Linear, save_checkpoint
 
     other = save_checkpoint(Linear(3, 2), tmp_path / "other.npz")
@@ -103,7 +83,7 @@ def test_train_mnist_rejects_a_checkpoint_of_another_model(
     assert "does not match Network" in capsys.readouterr().err
 
 
-def test_train_mnist_missing_data_is_a_clear_error(train_mnist, tmp_path, capsys) -> None:
+def test_train_mnist_missing_data_is_a_clear_error(tmp_path, capsys) -> None:
     with pytest.raises(SystemExit) as info:
         train_mnist.main(["--data-dir", str(tmp_path), "--no-progress"])
     assert info.value.code == 2
@@ -137,22 +117,9 @@ def sst2_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def test_train_sentiment_runs(train_sentiment, sst2_dir) -> None:
-    result = train_sentiment.main(
-        [
-            "--data-dir",
-            str(sst2_dir),
-            "--epochs",
-            "2",
-            "--batch-size",
-            "16",
-            "--filters",
-            "8",
-            "--no-progress",
-            "--lr",
-            "0.01",
-        ]
-    )
+def test_train_sentiment_runs(sst2_dir) -> None:
+    options = "--epochs 2 --batch-size 16 --filters 8 --no-progress --lr 0.01"
+    result = train_sentiment.main(["--data-dir", str(sst2_dir), *options.split()])
     assert result["train_phrases"] == 64
     assert result["dev_sentences"] == 16
     assert len(result["history"]["dev_accuracy"]) == 2
@@ -160,7 +127,7 @@ def test_train_sentiment_runs(train_sentiment, sst2_dir) -> None:
     assert result["glove_coverage"] == 1.0
 
 
-def test_train_sentiment_missing_glove(train_sentiment, sst2_dir, tmp_path, capsys) -> None:
+def test_train_sentiment_missing_glove(sst2_dir, tmp_path, capsys) -> None:
     (tmp_path / "sst2").mkdir()
     for split in ("train", "dev"):
         (tmp_path / "sst2" / f"{split}.tsv").write_bytes(
@@ -172,8 +139,6 @@ def test_train_sentiment_missing_glove(train_sentiment, sst2_dir, tmp_path, caps
 
 
 def test_bench_nn_step_without_and_with_torch() -> None:
-    from mt_examples import bench_nn
-
     row = bench_nn.bench_step(batch=4, threads=1, repeat=2, torch=None, dtype=None)
     assert row.ours is not None
     assert row.ours_median is not None
@@ -187,11 +152,8 @@ def test_bench_nn_step_without_and_with_torch() -> None:
     assert "x" in bench_nn.line(row, 4, 1)
 
 
-@pytest.mark.parametrize("script", ["train_mnist", "train_sentiment"])
-def test_both_scripts_take_the_shared_run_options(
-    script: str, request: pytest.FixtureRequest
-) -> None:
-    module = request.getfixturevalue(script)
+@pytest.mark.parametrize("module", SCRIPTS, ids=["mnist", "sentiment"])
+def test_both_scripts_take_the_shared_run_options(module: ModuleType) -> None:
     argv = "--data-dir d --backend simple --epochs 2 --batch-size 8 --seed 3 --threads 1"
     args = module.build_parser().parse_args([*argv.split(), "--no-progress"])
     assert (args.data_dir, args.backend, args.epochs, args.batch_size) == ("d", "simple", 2, 8)
@@ -201,24 +163,18 @@ def test_both_scripts_take_the_shared_run_options(
         module.DEFAULTS["epochs"],
         module.DEFAULTS["batch_size"],
     )
-    formatter = module.build_parser()._get_formatter()
-    for action in module.build_parser()._actions:  # help on every option, defaults once
-        text = formatter._get_help_string(action) or ""
-        assert action.help, f"{action.option_strings} has no help"
-        assert text.count("(default:") <= 1, text
-        assert "(default: None)" not in text
+    assert_help_is_complete(module.build_parser())
 
 
-@pytest.mark.parametrize("script", ["train_mnist", "train_sentiment"])
+@pytest.mark.parametrize("module", SCRIPTS, ids=["mnist", "sentiment"])
 @pytest.mark.parametrize(
     "argv",
     ["--lr inf", "--lr nan", "--lr 0", "--epochs 0", "--epochs 99999999999999999999999",
      "--dropout 1.5"],
 )  # fmt: skip
 def test_bad_options_are_refused_before_training(
-    script: str, argv: str, request: pytest.FixtureRequest, capsys: pytest.CaptureFixture[str]
+    module: ModuleType, argv: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    module = request.getfixturevalue(script)
     with pytest.raises(SystemExit) as exc:
         module.main(argv.split())
     assert exc.value.code == 2
@@ -226,7 +182,7 @@ def test_bad_options_are_refused_before_training(
 
 
 def test_train_mnist_out_dir_that_is_a_file_fails_before_training(
-    train_mnist, mnist_dir, tmp_path, capsys, monkeypatch
+    mnist_dir, tmp_path, capsys, monkeypatch
 ) -> None:
     monkeypatch.setattr(train_mnist.MNIST, "load", lambda *a: pytest.fail("loaded the data"))
     taken = tmp_path / "taken"
@@ -237,12 +193,7 @@ def test_train_mnist_out_dir_that_is_a_file_fails_before_training(
     assert f"{taken} is a file, not a folder" in capsys.readouterr().err
 
 
-def test_train_mnist_stops_when_the_loss_diverges(
-    train_mnist,
-    mnist_dir,
-    tmp_path,
-    capsys,
-) -> None:
+def test_train_mnist_stops_when_the_loss_diverges(mnist_dir, tmp_path, capsys) -> None:
     options = "--lr 1e300 --optimizer sgd --epochs 3 --batch-size 16 --no-progress"
     argv = ["--data-dir", str(mnist_dir), "--out-dir", str(tmp_path), *options.split()]
     with pytest.raises(SystemExit) as exc:
@@ -254,7 +205,7 @@ def test_train_mnist_stops_when_the_loss_diverges(
 
 
 def test_train_sentiment_header_only_train_split_is_a_clear_error(
-    train_sentiment, sst2_dir, tmp_path, capsys
+    sst2_dir, tmp_path, capsys
 ) -> None:
     for folder in ("sst2", "glove"):
         (tmp_path / folder).mkdir()
@@ -291,9 +242,7 @@ def _remote(path: Path) -> Any:
     return Remote(path.name, (), hashlib.sha256(data).hexdigest(), len(data))
 
 
-def test_train_mnist_downloads_from_a_mirror(
-    train_mnist, mnist_dir, mirror, tmp_path, monkeypatch
-) -> None:
+def test_train_mnist_downloads_from_a_mirror(mnist_dir, mirror, tmp_path, monkeypatch) -> None:
     url, served = mirror
     shutil.copytree(mnist_dir / "mnist", served / "mnist")
     remotes = [_remote(p) for p in sorted((served / "mnist").iterdir())]
@@ -308,9 +257,7 @@ def test_train_mnist_downloads_from_a_mirror(
         ).read_bytes()
 
 
-def test_train_sentiment_downloads_from_a_mirror(
-    train_sentiment, sst2_dir, mirror, tmp_path, monkeypatch
-) -> None:
+def test_train_sentiment_downloads_from_a_mirror(sst2_dir, mirror, tmp_path, monkeypatch) -> None:
     url, served = mirror
     for folder, archive, members in (
         (
@@ -333,9 +280,7 @@ def test_train_sentiment_downloads_from_a_mirror(
     assert (data / "glove" / "glove.6B.50d.txt").is_file()
 
 
-def test_a_failed_download_is_a_one_line_error(
-    train_mnist, mirror, tmp_path, monkeypatch, capsys
-) -> None:
+def test_a_failed_download_is_a_one_line_error(mirror, tmp_path, monkeypatch, capsys) -> None:
     url, served = mirror  # serves nothing: every file is a 404
     (served / "mnist").mkdir()
     (served / "mnist" / "x.gz").write_bytes(b"x")

@@ -4,7 +4,6 @@ benchmarks: a few epochs of training, the command line, a tiny benchmark run.
 
 from __future__ import annotations
 
-import argparse
 import importlib.metadata
 import io
 import math
@@ -18,6 +17,7 @@ from types import ModuleType
 import numpy as np
 import pytest
 from mt_examples import bench_scalar, bench_tensor, train_scalar, train_tensor
+from mt_examples.testing import assert_help_is_complete
 from mt_examples.toy import ToyConfig
 
 from minitorch.autodiff import Scalar, topological_sort
@@ -204,17 +204,6 @@ def test_cuda_without_a_gpu_is_a_one_line_error(
 def test_help_shows_each_default_once_and_helps_every_option(script: ModuleType) -> None:
     assert_help_is_complete(script.build_parser())
     assert "(default: 0.5 for sgd, 0.05 for adam)" in script.build_parser().format_help()
-
-
-def assert_help_is_complete(parser: argparse.ArgumentParser) -> None:
-    """Every option has help text that states its default at most once, never as None."""
-    formatter = parser._get_formatter()
-    for action in parser._actions:
-        text = formatter._get_help_string(action) or ""
-        assert action.help, f"{action.option_strings} has no help"
-        assert text.count("(default:") <= 1, text
-        assert "(default: None)" not in text
-        assert "(default: False)" not in text
 
 
 def test_scripts_run_as_files_without_a_traceback(tmp_path: Path) -> None:

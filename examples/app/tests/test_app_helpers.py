@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-import time
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -51,56 +51,50 @@ def test_expression_values(text: str, expected: float) -> None:
     assert evaluate(text, {"x": 2.0, "y": 0.5}).output.data == pytest.approx(expected)
 
 
-@pytest.mark.task1_4
-@pytest.mark.parametrize(
-    ("text", "message"),
-    [
-        ("__import__('os')", "calling __import__(...) is not allowed"),
-        ("__import__('os').system('true')", "method .system() is not allowed"),
-        ("x.__class__", "the attribute .__class__ is not allowed"),
-        ("x.data", "the attribute .data is not allowed"),
-        ("x ** 2", "the operator ** is not allowed"),
-        ("x.log(2)", ".log() takes no arguments"),
-        ("x.backward()", "method .backward() is not allowed"),
-        ("z + 1", "unknown name 'z'"),
-        ("'a' + x", "only numbers are allowed"),
-        ("True * x", "only numbers are allowed"),
-        ("[x][0]", "is not allowed"),
-        ("x if y else x", "is not allowed"),
-        ("lambda: x", "is not allowed"),
-        ("x < y", "a comparison is not allowed"),
-        ("(x", "not a valid expression"),
-        ("1 / 0", "division by zero"),
-        ("x / 0", "division by zero"),  # Scalar division alone would give inf
-        ("x / (y - 0.5)", "division by zero"),
-        ("2 + 3", "does not use any variable"),
-        ("", "type an expression"),
-        ("x + " * 100 + "x", "characters long"),
-    ],
-)
-def test_expression_whitelist_rejects_with_a_clear_message(text: str, message: str) -> None:
-    with pytest.raises(ExpressionError) as exc:
-        evaluate(text, {"x": 2.0, "y": 0.5})
-    assert message in str(exc.value)
+def _evaluate(text: str) -> object:
+    return evaluate(text, {"x": 2.0, "y": 0.5})
 
 
 @pytest.mark.task1_4
 @pytest.mark.parametrize(
-    ("text", "message"),
+    ("parse", "text", "message"),
     [
-        ("x", "needs a value"),
-        ("x = a", "not a number"),
-        ("x = 1, x = 2", "declared twice"),
-        ("x = 1, \uff58 = 2", "declared twice"),  # full-width x is x (NFKC)
-        ("1x = 2", "not a usable variable name"),
-        ("for = 2", "not a usable variable name"),
-        ("x = inf", "must be finite"),
-        (" , ", "declare at least one variable"),
+        (_evaluate, "__import__('os')", "calling __import__(...) is not allowed"),
+        (_evaluate, "__import__('os').system('true')", "method .system() is not allowed"),
+        (_evaluate, "x.__class__", "the attribute .__class__ is not allowed"),
+        (_evaluate, "x.data", "the attribute .data is not allowed"),
+        (_evaluate, "x ** 2", "the operator ** is not allowed"),
+        (_evaluate, "x.log(2)", ".log() takes no arguments"),
+        (_evaluate, "x.backward()", "method .backward() is not allowed"),
+        (_evaluate, "z + 1", "unknown name 'z'"),
+        (_evaluate, "'a' + x", "only numbers are allowed"),
+        (_evaluate, "True * x", "only numbers are allowed"),
+        (_evaluate, "[x][0]", "is not allowed"),
+        (_evaluate, "x if y else x", "is not allowed"),
+        (_evaluate, "lambda: x", "is not allowed"),
+        (_evaluate, "x < y", "a comparison is not allowed"),
+        (_evaluate, "(x", "not a valid expression"),
+        (_evaluate, "1 / 0", "division by zero"),
+        (_evaluate, "x / 0", "division by zero"),  # Scalar division alone would give inf
+        (_evaluate, "x / (y - 0.5)", "division by zero"),
+        (_evaluate, "2 + 3", "does not use any variable"),
+        (_evaluate, "", "type an expression"),
+        (_evaluate, "x + " * 100 + "x", "characters long"),
+        (parse_variables, "x", "needs a value"),
+        (parse_variables, "x = a", "not a number"),
+        (parse_variables, "x = 1, x = 2", "declared twice"),
+        (parse_variables, "x = 1, \uff58 = 2", "declared twice"),  # full-width x is x (NFKC)
+        (parse_variables, "1x = 2", "not a usable variable name"),
+        (parse_variables, "for = 2", "not a usable variable name"),
+        (parse_variables, "x = inf", "must be finite"),
+        (parse_variables, " , ", "declare at least one variable"),
     ],
 )
-def test_variable_list_errors(text: str, message: str) -> None:
+def test_expressions_and_variable_lists_are_refused_with_a_clear_message(
+    parse: Callable[[str], object], text: str, message: str
+) -> None:
     with pytest.raises(ExpressionError) as exc:
-        parse_variables(text)
+        parse(text)
     assert message in str(exc.value)
 
 
@@ -179,30 +173,34 @@ def test_three_dims_positions_follow_the_strides() -> None:
     assert position_formula((3, 1, 2), view.strides) == "3*1 + 1*12 + 2*4 = 23"
 
 
+def _explore(code: str) -> object:
+    return explore((2, 3), code)
+
+
 @pytest.mark.task2_1
 @pytest.mark.parametrize(
-    ("code", "message"),
+    ("parse", "text", "message"),
     [
-        ("t.permute(1, 0).view(6)", "contiguous"),
-        ("t.view(4)", "cannot view"),
-        ("t.permute(0)", "not a permutation"),
-        ("t.reshape(6)", "not one of"),
-        ("t.view(n)", "must be integers"),
-        ("__import__('os')", "chain of calls on t"),
-        ("t.view(1, 1, 1, 6)", "at most 3"),
+        (_explore, "t.permute(1, 0).view(6)", "contiguous"),
+        (_explore, "t.view(4)", "cannot view"),
+        (_explore, "t.permute(0)", "not a permutation"),
+        (_explore, "t.reshape(6)", "not one of"),
+        (_explore, "t.view(n)", "must be integers"),
+        (_explore, "__import__('os')", "chain of calls on t"),
+        (_explore, "t.view(1, 1, 1, 6)", "at most 3"),
+        (parse_shape, "", "1 to 3 dimensions"),
+        (parse_shape, "2, x", "a list of whole numbers"),
+        (parse_shape, "0, 3", "at least 1"),
+        (parse_shape, "1, 2, 3, 4", "1 to 3 dimensions"),
+        (parse_shape, "11, 11", "has 121 elements"),
     ],
 )
-def test_stride_errors_keep_the_library_message(code: str, message: str) -> None:
+def test_shapes_and_calls_the_page_cannot_show_keep_the_library_message(
+    parse: Callable[[str], object], text: str, message: str
+) -> None:
     with pytest.raises(StrideError) as exc:
-        explore((2, 3), code)
+        parse(text)
     assert message in str(exc.value)
-
-
-@pytest.mark.task2_1
-@pytest.mark.parametrize("text", ["", "2, x", "0, 3", "1, 2, 3, 4", "11, 11"])
-def test_bad_shapes(text: str) -> None:
-    with pytest.raises(StrideError):
-        parse_shape(text)
 
 
 # --- training ------------------------------------------------------------------------------
@@ -222,39 +220,6 @@ def test_backend_problem_names_the_package() -> None:
     assert backend_problem("scalar") is None
     assert backend_problem("simple") is None
     assert "unknown backend" in (backend_problem("gpu9000") or "")
-
-
-@pytest.mark.task2_5
-@pytest.mark.parametrize("backend", ["scalar", "simple"])
-def test_job_streams_progress_and_finishes(backend: str, stop_training: list) -> None:
-    cfg = TrainingConfig(dataset="simple", backend=backend, hidden=2, epochs=4, points=8)
-    job = TrainingJob(cfg).start()
-    stop_training.append(job)
-    assert job.join(timeout=60)
-    p = job.snapshot()
-    assert p.status == "done", p.error
-    assert len(p.losses) == len(p.accuracies) == 4
-    assert p.data is not None
-    assert p.data.N == 8
-    assert p.boundary is not None
-    assert p.boundary.shape[0] == p.boundary.shape[1]
-    assert 0.0 <= (p.final_accuracy or 0.0) <= 1.0
-
-
-@pytest.mark.task2_5
-def test_job_stops_when_asked(stop_training: list) -> None:
-    cfg = TrainingConfig(dataset="xor", backend="simple", hidden=2, epochs=5000, points=8)
-    job = TrainingJob(cfg).start()
-    stop_training.append(job)
-    deadline = time.monotonic() + 60
-    while not job.snapshot().losses and time.monotonic() < deadline:
-        time.sleep(0.05)
-    job.stop()
-    assert job.join(timeout=60)
-    p = job.snapshot()
-    assert p.status == "stopped"
-    assert 0 < len(p.losses) < 5000
-    assert p.final_accuracy is not None
 
 
 @pytest.mark.task2_5

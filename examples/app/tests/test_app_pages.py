@@ -109,42 +109,39 @@ def _start_training(at: AppTest, stop_training: list) -> Any:
     return job
 
 
-@pytest.mark.task2_5
-def test_train_page_trains_on_the_simple_backend(stop_training: list) -> None:
-    at = open_page("train", {"backend": "simple", "epochs": "6", "points": "10", "hidden": "3"})
-    assert at.selectbox(key="backend").value == "simple"
+@pytest.mark.parametrize(
+    ("backend", "dataset"),
+    [
+        pytest.param("simple", "simple", marks=pytest.mark.task2_5),
+        pytest.param("scalar", "diag", marks=pytest.mark.task1_5),  # a network of Scalars
+    ],
+)
+def test_train_page_trains(backend: str, dataset: str, stop_training: list) -> None:
+    at = open_page("train", {"backend": backend, "epochs": "4", "points": "10", "hidden": "3"})
+    assert at.selectbox(key="backend").value == backend
     assert at.info[0].value.startswith("Choose the settings")
+    at.selectbox(key="dataset").set_value(dataset)
 
     job = _start_training(at, stop_training)
+    assert (job.config.backend, job.config.dataset) == (backend, dataset)
     assert job.join(timeout=60)
     at.run()
     assert not at.exception
+    p = job.snapshot()
+    assert p.status == "done", p.error
+    assert len(p.accuracies) == 4
     shown = metrics(at)
-    assert shown["epoch"] == "6/6"
-    final = job.snapshot().final_accuracy
-    assert shown["final accuracy"] == f"{final:.1%}"
-    assert at.success[0].value.endswith(f"final accuracy {final:.1%}.")
+    assert shown["epoch"] == "4/4"
+    assert shown["final accuracy"] == f"{p.final_accuracy:.1%}"
+    assert at.success[0].value.endswith(f"final accuracy {p.final_accuracy:.1%}.")
 
     boundary, loss = charts(at)
-    assert len(traces(loss)["loss"]["y"]) == 6
-    assert traces(loss)["loss"]["y"] == pytest.approx(job.snapshot().losses)
+    assert traces(loss)["loss"]["y"] == pytest.approx(p.losses)
+    assert len(p.losses) == 4
     probs = traces(boundary)["P(y = 1)"]["z"]
     assert len(probs) == len(probs[0]) > 1
     assert len(traces(boundary)["y = 0"]["x"]) + len(traces(boundary)["y = 1"]["x"]) == 10
     assert at.button(key="train").disabled is False
-
-
-@pytest.mark.task1_5
-def test_train_page_trains_a_network_of_scalars(stop_training: list) -> None:
-    at = open_page("train", {"backend": "scalar", "epochs": "3", "points": "10", "hidden": "2"})
-    at.selectbox(key="dataset").set_value("diag")
-    job = _start_training(at, stop_training)
-    assert job.config.backend == "scalar"
-    assert job.config.dataset == "diag"
-    assert job.join(timeout=60)
-    at.run()
-    assert metrics(at)["epoch"] == "3/3"
-    assert job.snapshot().status == "done"
 
 
 @pytest.mark.task3_5
@@ -185,6 +182,8 @@ def test_train_page_stays_live_while_training_and_stop_works(stop_training: list
     assert not at.exception
     p = job.snapshot()
     assert p.status == "stopped"
+    assert 0 < len(p.losses) < 5000
+    assert p.final_accuracy is not None
     assert at.warning[0].value.startswith(f"Stopped after {len(p.losses)} of 5000 epochs")
 
 

@@ -55,31 +55,19 @@ def as_function(*xs: float) -> float:
 
 
 with st.expander("Check the derivatives against central differences", expanded=False):
-    rows = []
-    for i, (name, leaf) in enumerate(result.variables.items()):
-        estimate = central_difference(as_function, *values.values(), arg=i)
-        rows.append(
-            {
-                "variable": name,
-                "value": leaf.data,
-                "backward()": leaf.derivative if leaf.derivative is not None else 0.0,
-                "central difference": estimate,
-            }
+    columns = ["variable", "value", "backward()", "central difference"]
+    rows = [
+        (
+            name,
+            leaf.data,
+            leaf.derivative or 0.0,
+            central_difference(as_function, *values.values(), arg=i),
         )
-    st.dataframe(pd.DataFrame(rows), hide_index=True, key="check")
+        for i, (name, leaf) in enumerate(result.variables.items())
+    ]
+    st.dataframe(pd.DataFrame(rows, columns=columns), hide_index=True, key="check")
 
 with st.expander("Every node", expanded=False):
-    table = pd.DataFrame(
-        [
-            {
-                "node": n.key,
-                "kind": n.kind,
-                "label": n.label,
-                "value": n.value,
-                "grad": n.derivative,
-                "inputs": ", ".join(n.inputs),
-            }
-            for n in nodes
-        ]
-    )
-    st.dataframe(table, hide_index=True, key="nodes")
+    columns = ["node", "kind", "label", "value", "grad", "inputs"]
+    rows = [(n.key, n.kind, n.label, n.value, n.derivative, ", ".join(n.inputs)) for n in nodes]
+    st.dataframe(pd.DataFrame(rows, columns=columns), hide_index=True, key="nodes")

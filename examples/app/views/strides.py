@@ -56,33 +56,14 @@ except StrideError as exc:
     st.error(str(exc), icon=":material/error:")
     st.stop()
 
-steps = pd.DataFrame(
-    [
-        {
-            "tensor": s.code,
-            "shape": str(s.shape),
-            "strides": str(s.strides),
-            "contiguous": s.contiguous,
-            "same storage as t": s.shares_storage,
-        }
-        for s in view.steps
-    ]
-)
-st.dataframe(steps, hide_index=True, key="steps")
+columns = ["tensor", "shape", "strides", "contiguous", "same storage as t"]
+steps = [(s.code, str(s.shape), str(s.strides), s.contiguous, s.shares_storage) for s in view.steps]
+st.dataframe(pd.DataFrame(steps, columns=columns), hide_index=True, key="steps")
 
 st.subheader(f"Pick an index of the result (shape {view.shape}, strides {view.strides})")
 index_columns = st.columns(max(len(view.shape), 1) + 2)
 index = tuple(
-    int(
-        index_columns[d].number_input(
-            f"index[{d}]",
-            min_value=0,
-            max_value=size - 1,
-            value=0,
-            step=1,
-            key=f"index_{d}_of_{view.shape}",
-        )
-    )
+    int(index_columns[d].number_input(f"index[{d}]", 0, size - 1, key=f"index_{d}_of_{view.shape}"))
     for d, size in enumerate(view.shape)
 )
 position = int(view.positions[index])

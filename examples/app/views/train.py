@@ -36,16 +36,8 @@ def start_training() -> None:
     job = state.get("train_job")
     if job is not None and not job.snapshot().finished:
         return
-    config = TrainingConfig(
-        dataset=state["dataset"],
-        backend=state["backend"],
-        hidden=int(state["hidden"]),
-        lr=float(state["lr"]),
-        epochs=int(state["epochs"]),
-        points=int(state["points"]),
-        seed=int(state["seed"]),
-    )
-    state["train_job"] = TrainingJob(config).start()
+    fields = ("dataset", "backend", "hidden", "lr", "epochs", "points", "seed")
+    state["train_job"] = TrainingJob(TrainingConfig(**{k: state[k] for k in fields})).start()
 
 
 def stop_training() -> None:
@@ -108,14 +100,9 @@ def progress_view() -> None:
     if p.status == "waiting":
         st.info("Waiting for another training run in this server to finish...")
     elif p.status == "running" and done == 0:
-        st.info(
-            "Starting: the first epoch builds the model"
-            + (
-                " and compiles the fast kernels (up to a minute the first time)."
-                if cfg.backend == "fast"
-                else "."
-            )
-        )
+        fast = cfg.backend == "fast"
+        compiling = " and compiles the fast kernels (up to a minute the first time)" if fast else ""
+        st.info(f"Starting: the first epoch builds the model{compiling}.")
     st.progress(done / p.epochs, text=f"{cfg.backend} on {cfg.dataset}: epoch {done}/{p.epochs}")
     metrics = st.columns(4)
     metrics[0].metric("epoch", f"{done}/{p.epochs}")

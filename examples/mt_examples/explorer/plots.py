@@ -31,13 +31,23 @@ CONFIG = {"displayModeBar": False}
 LABEL_COLORS = {0: "#1f77b4", 1: "#d62728"}
 _SCALE = [[0.0, "#aec7e8"], [0.5, "#f7f7f7"], [1.0, "#f4a6a6"]]
 _POSITIONS = "Viridis"
+_ACCURACY_LINE = {"color": "#ff7f0e", "width": 1}
 _CELL = 70  # pixels per cell of the stride pictures
 _MIN_WIDTH = 400
 _MAX_WIDTH = 1100
 
 
+_MARGIN = {"l": 10, "r": 10, "t": 40, "b": 10}
+
+
+def _mark(fig: go.Figure, x: int, y: int, **subplot: int) -> None:
+    """Frame the cell at ``(x, y)`` in red."""
+    red = {"color": "red", "width": 4}
+    fig.add_shape(type="rect", x0=x - 0.5, x1=x + 0.5, y0=y - 0.5, y1=y + 0.5, line=red, **subplot)
+
+
 def _square(fig: go.Figure, height: int) -> go.Figure:
-    fig.update_layout(height=height, margin={"l": 10, "r": 10, "t": 40, "b": 10})
+    fig.update_layout(height=height, margin=_MARGIN)
     fig.update_xaxes(range=[-0.02, 1.02], title_text="x1", constrain="domain")
     fig.update_yaxes(
         range=[-0.02, 1.02], title_text="x2", scaleanchor="x", scaleratio=1, constrain="domain"
@@ -79,12 +89,10 @@ def boundary_figure(
     traces: list[go.BaseTraceType] = []
     if probs is not None:
         ticks = np.linspace(0.0, 1.0, probs.shape[0]).tolist()
-        z = probs.tolist()
+        grid = {"x": ticks, "y": ticks, "z": probs.tolist()}
         traces.append(
             go.Contour(
-                x=ticks,
-                y=ticks,
-                z=z,
+                **grid,
                 zmin=0.0,
                 zmax=1.0,
                 colorscale=_SCALE,
@@ -96,9 +104,7 @@ def boundary_figure(
         )
         traces.append(
             go.Contour(
-                x=ticks,
-                y=ticks,
-                z=z,
+                **grid,
                 contours={"start": 0.5, "end": 0.5, "size": 1.0, "coloring": "none"},
                 line={"width": 2, "color": "black"},
                 showscale=False,
@@ -124,18 +130,14 @@ def loss_figure(
     )
     fig.add_trace(
         go.Scatter(
-            x=epochs,
-            y=list(accuracies),
-            name="accuracy",
-            mode="lines",
-            line={"color": "#ff7f0e", "width": 1},
+            x=epochs, y=list(accuracies), name="accuracy", mode="lines", line=_ACCURACY_LINE
         ),
         secondary_y=True,
     )
     fig.update_layout(
         title="Loss and accuracy",
         height=height,
-        margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        margin=_MARGIN,
         legend={"orientation": "h", "y": -0.15},
     )
     fig.update_xaxes(title_text="epoch", rangemode="tozero")
@@ -175,19 +177,12 @@ def storage_figure(storage: np.ndarray, highlight: int | None) -> go.Figure:
         )
     )
     if highlight is not None:
-        fig.add_shape(
-            type="rect",
-            x0=highlight - 0.5,
-            x1=highlight + 0.5,
-            y0=-0.5,
-            y1=0.5,
-            line={"color": "red", "width": 4},
-        )
+        _mark(fig, highlight, 0)
     fig.update_layout(
         title="storage",
         height=150,
         width=min(_MAX_WIDTH, max(_MIN_WIDTH, 40 + _CELL * size)),
-        margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        margin=_MARGIN,
     )
     fig.update_xaxes(title_text="position", dtick=1)
     fig.update_yaxes(visible=False)
@@ -239,16 +234,7 @@ def tensor_figure(
         fig.update_xaxes(dtick=1, side="top", row=1, col=k + 1)
     if highlight is not None:
         k, i, j = highlight
-        fig.add_shape(
-            type="rect",
-            x0=j - 0.5,
-            x1=j + 0.5,
-            y0=i - 0.5,
-            y1=i + 0.5,
-            line={"color": "red", "width": 4},
-            row=1,
-            col=k + 1,
-        )
+        _mark(fig, j, i, row=1, col=k + 1)
     fig.update_annotations(yshift=30)  # the panel titles, above the column numbers
     fig.update_layout(
         title="tensor: value and @ storage position",

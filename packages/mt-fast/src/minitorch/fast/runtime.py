@@ -9,6 +9,10 @@ imports this one first. Importing it
   own source;
 - starts Numba's thread pool, to learn which threading layer it chose (see ``run``).
 
+- listens for Numba's ``numba:compile`` event (its public event API), so that the first
+  kernel this process really compiles (not one loaded from the disk cache) prints a
+  one-line notice to stderr (``COMPILE_NOTICE``; ``MINITORCH_QUIET=1`` hides it).
+
 It also holds what the kernel modules share: ``jit_scalar`` (an operator callable from a
 kernel), ``Kernel`` (one kernel compiled twice: parallel, and serial for small work), the
 launcher ``run`` and its small-work policy ``GRAIN``.
@@ -16,16 +20,19 @@ launcher ``run`` and its small-work policy ``GRAIN``.
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numba
+from numba.core import event
 from numba.extending import register_jitable
 
 from minitorch.tensor import broadcast_index, index_to_position, is_contiguous_layout, to_index
 
-__all__ = ["GRAIN", "SERIAL", "Kernel", "jit_scalar", "run", "twin"]
+__all__ = ["COMPILE_NOTICE", "GRAIN", "SERIAL", "Kernel", "jit_scalar", "run", "twin"]
 
 for _helper in (
     index_to_position,
@@ -36,6 +43,39 @@ for _helper in (
     register_jitable(_helper)
 
 _registered: set[Any] = set()
+
+COMPILE_NOTICE = (
+    "minitorch.fast: compiling kernels for first use (a first training step builds about 13, "
+    "roughly 20-60 s on 2 cores; cached on disk afterwards; MINITORCH_QUIET=1 hides this)"
+)
+"""Printed to stderr once per process, when Numba starts compiling the first minitorch kernel.
+
+Not printed when kernels load from Numba's disk cache. The figures are measured: see
+"Compile time" in mt-fast's README.
+"""
+
+
+class _CompileNotice(event.Listener):  # type: ignore[misc]
+    """Print ``COMPILE_NOTICE`` when Numba starts compiling a minitorch CPU kernel, once."""
+
+    shown = False
+
+    def on_start(self, ev: event.Event) -> None:
+        dispatcher = ev.data["dispatcher"]
+        module = getattr(getattr(dispatcher, "py_func", None), "__module__", "") or ""
+        on_gpu = "cuda" in type(dispatcher).__module__  # the figures are the CPU kernels'
+        if _CompileNotice.shown or on_gpu or not module.startswith("minitorch."):
+            return
+        _CompileNotice.shown = True
+        if os.environ.get("MINITORCH_QUIET", "") not in ("", "0"):
+            return
+        print(COMPILE_NOTICE, file=sys.stderr, flush=True)
+
+    def on_end(self, ev: event.Event) -> None:
+        """Nothing to do when the compile ends."""
+
+
+event.register("numba:compile", _CompileNotice())
 
 
 def jit_scalar(fn: Callable[..., float]) -> Callable[..., float]:
