@@ -1,19 +1,29 @@
 """Benchmark the per-operation overhead of MiniTorch tensors, next to PyTorch.
 
 On one-element float64 tensors the arithmetic is nothing, so the time is all overhead:
-argument checks, allocation, the backend's kernel dispatch, and recording history. Three
+argument checks, allocation, the backend's kernel dispatch, and recording history. Four
 cases, each timed with ``timeit`` (``--repeat`` rounds of ``--number`` calls, garbage
 collector paused):
 
 - ``a + b``: two constants, no history;
 - ``a + b (grad)``: ``a`` and ``b`` require gradients, so the result records history;
 - ``fwd+bwd``: ``((a * b + a).sigmoid().log()).sum()`` then ``backward()`` (gradients
-  cleared before each call).
+  cleared before each call);
+- ``mlp step``: one SGD training step of a 2-layer MLP on a batch of 32 points of 2
+  features (``Linear(2, 64)``, ReLU, ``Linear(64, 1)``, the mean binary cross-entropy of
+  ``train_tensor.py``), the same network with the same weights in PyTorch; its rounds are
+  ``--number // 50`` calls (at least one).
 
 The table gives the best and the median microseconds per call for each MiniTorch backend
 asked for (``--backend simple fast ...``) and, when ``torch`` is importable, for PyTorch
-on the CPU in the same run. ``--timer cpu`` counts this process's CPU time instead of
-wall-clock time, which is steadier on a machine shared with other work.
+on the CPU in the same run, then each backend's best time as a multiple of PyTorch's.
+``--timer cpu`` counts this process's CPU time instead of wall-clock time, which is
+steadier on a machine shared with other work.
+
+``--profile CASE`` prints where the time of one case goes (cProfile) instead of timing.
+
+With ``--backend fast``, the rows of ``bench_nn.py`` follow (one MNIST training step,
+``--nn-batch`` sizes, every core; ``--no-nn`` skips them).
 
 Run it with ``python examples/bench_tensor.py --backend simple``. This is a benchmark, not
 a test: it asserts nothing about speed.
@@ -22,15 +32,21 @@ a test: it asserts nothing about speed.
 from __future__ import annotations
 
 import argparse
+import os
 import time
 import timeit
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from minitorch.tensor import TensorBackend, tensor
+import numpy as np
+
+from minitorch.autodiff import SGD
+from minitorch.operators import Parameter
+from minitorch.tensor import Tensor, TensorBackend, from_numpy, tensor
 from minitorch.tensor import backend as find_backend
 from mt_examples.bench import import_torch, microseconds_per_call
 from mt_examples.support import HelpFormatter, positive_int
+from mt_examples.train_tensor import bce_loss
 
 __all__ = [
     "CASES",
@@ -38,13 +54,21 @@ __all__ = [
     "build_parser",
     "main",
     "minitorch_cases",
+    "mlp_data",
+    "profile",
     "run",
     "time_call",
     "torch_cases",
 ]
 
 #: The benchmarked cases, in table order.
-CASES = ("a + b", "a + b (grad)", "fwd+bwd")
+CASES = ("a + b", "a + b (grad)", "fwd+bwd", "mlp step")
+
+#: The MLP of the ``mlp step`` case: batch, inputs, hidden units; and SGD's learning rate.
+MLP_BATCH, MLP_IN, MLP_HIDDEN, MLP_LR = 32, 2, 64, 0.05
+
+#: A round of ``mlp step`` makes ``number // MLP_CALLS`` calls (at least one).
+MLP_CALLS = 50
 
 #: The clocks ``--timer`` can choose.
 TIMERS: dict[str, Callable[[], float]] = {
@@ -53,6 +77,19 @@ TIMERS: dict[str, Callable[[], float]] = {
 }
 
 Stats = dict[str, float]
+
+
+def mlp_data() -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+    """Return the MLP case's batch ``x``, its ``sign`` (+1 / -1 labels) and initial weights.
+
+    The weights are ``[w1 (in, hidden), b1 (hidden,), w2 (hidden, 1), b2 (1,)]``.
+    """
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((MLP_BATCH, MLP_IN))
+    sign = np.where(x[:, :1] * x[:, 1:] > 0, 1.0, -1.0)  # an xor-like labelling
+    shapes = [(MLP_IN, MLP_HIDDEN), (MLP_HIDDEN,), (MLP_HIDDEN, 1), (1,)]
+    weights = [rng.uniform(-0.5, 0.5, shape) for shape in shapes]
+    return x, sign, weights
 
 
 def minitorch_cases(be: TensorBackend) -> dict[str, Callable[[], Any]]:
@@ -65,7 +102,25 @@ def minitorch_cases(be: TensorBackend) -> dict[str, Callable[[], Any]]:
         ga.grad = gb.grad = None
         ((ga * gb + ga).sigmoid().log()).sum().backward()
 
-    return {"a + b": lambda: a + b, "a + b (grad)": lambda: ga + gb, "fwd+bwd": fwd_bwd}
+    x_np, sign_np, weights = mlp_data()
+    x, sign = from_numpy(x_np, be), from_numpy(sign_np, be)
+    params = [Parameter(from_numpy(w.copy(), be)) for w in weights]
+    opt = SGD(params, lr=MLP_LR)
+
+    def mlp_step() -> Tensor:
+        w1, b1, w2, b2 = (p.value for p in params)
+        opt.zero_grad()
+        loss = bce_loss((x @ w1 + b1).relu() @ w2 + b2, sign)
+        loss.backward()
+        opt.step()
+        return loss
+
+    return {
+        "a + b": lambda: a + b,
+        "a + b (grad)": lambda: ga + gb,
+        "fwd+bwd": fwd_bwd,
+        "mlp step": mlp_step,
+    }
 
 
 def torch_cases(torch: Any) -> dict[str, Callable[[], Any]]:
@@ -79,7 +134,25 @@ def torch_cases(torch: Any) -> dict[str, Callable[[], Any]]:
         ga.grad = gb.grad = None
         ((ga * gb + ga).sigmoid().log()).sum().backward()
 
-    return {"a + b": lambda: a + b, "a + b (grad)": lambda: ga + gb, "fwd+bwd": fwd_bwd}
+    x_np, sign_np, weights = mlp_data()
+    x, sign = torch.from_numpy(x_np), torch.from_numpy(sign_np)
+    params = [torch.from_numpy(w.copy()).requires_grad_() for w in weights]
+    opt = torch.optim.SGD(params, lr=MLP_LR)
+
+    def mlp_step() -> Any:
+        w1, b1, w2, b2 = params
+        opt.zero_grad()
+        loss = -(((x @ w1 + b1).relu() @ w2 + b2) * sign).sigmoid().log().mean()
+        loss.backward()
+        opt.step()
+        return loss
+
+    return {
+        "a + b": lambda: a + b,
+        "a + b (grad)": lambda: ga + gb,
+        "fwd+bwd": fwd_bwd,
+        "mlp step": mlp_step,
+    }
 
 
 def time_call(fn: Callable[[], Any], number: int, repeat: int, timer: str = "wall") -> Stats:
@@ -117,8 +190,10 @@ def run(
     torch = import_torch() if with_torch else None
     if torch is not None:
         columns["torch"] = torch_cases(torch)
+    calls = {case: number for case in CASES}
+    calls["mlp step"] = max(1, number // MLP_CALLS)
     return {
-        column: {case: time_call(fns[case], number, repeat, timer) for case in CASES}
+        column: {case: time_call(fns[case], calls[case], repeat, timer) for case in CASES}
         for column, fns in columns.items()
     }
 
@@ -150,7 +225,45 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="skip the PyTorch column even if torch is importable",
     )
+    p.add_argument(
+        "--nn-batch",
+        type=positive_int,
+        nargs="+",
+        default=[16, 64],
+        metavar="N",
+        help="batch sizes of the MNIST-step rows (bench_nn.py), run with --backend fast",
+    )
+    p.add_argument("--nn-repeat", type=positive_int, default=40, help="MNIST steps per side")
+    p.add_argument("--no-nn", action="store_true", help="skip the MNIST-step rows")
+    p.add_argument(
+        "--profile",
+        choices=CASES,
+        metavar="CASE",
+        help="instead of timing, run --number calls of CASE on the first backend under "
+        "cProfile and print the 25 functions with the most time of their own",
+    )
     return p
+
+
+def profile(fn: Callable[[], Any], number: int, top: int = 25) -> str:
+    """Run ``number`` calls of ``fn`` (after one warm-up call) under cProfile.
+
+    Returns:
+        cProfile's table of the ``top`` functions by time spent in themselves (tottime).
+    """
+    import cProfile
+    import io
+    import pstats
+
+    fn()
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(number):
+        fn()
+    profiler.disable()
+    out = io.StringIO()
+    pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(top)
+    return out.getvalue()
 
 
 def _format_table(results: dict[str, dict[str, Stats]]) -> list[str]:
@@ -167,7 +280,33 @@ def _format_table(results: dict[str, dict[str, Stats]]) -> list[str]:
             for c in columns
         )
         lines.append(f"{case:<14}{cells}")
+    if "torch" in results:
+        lines.append("best time / PyTorch's best time:")
+        for c in columns[:-1]:
+            ratios = "  ".join(
+                f"{case} {results[c][case]['best'] / results['torch'][case]['best']:.1f}x"
+                for case in CASES
+            )
+            lines.append(f"  {c}: {ratios}")
     return lines
+
+
+def _nn_rows(batches: Sequence[int], repeat: int, torch: Any) -> None:
+    """Print ``bench_nn.py``'s rows: one MNIST training step per batch size, every core."""
+    import numba
+
+    from mt_examples import bench_nn
+
+    threads = numba.config.NUMBA_NUM_THREADS
+    dtype = torch.float64 if torch is not None else None
+    print(f"MNIST training step (bench_nn.py), float64, {repeat} steps each, alternating:")
+    print(
+        f"{'batch':>5} {'threads':>7} {'ours best':>9} {'median':>9} {'torch best':>9} "
+        f"{'median':>9} {'ratio best':>8} {'median':>7}   (ms)"
+    )
+    for batch in batches:
+        row = bench_nn.bench_step(batch, threads, repeat, torch, dtype)
+        print(bench_nn.line(row, batch, threads), flush=True)
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, dict[str, Stats]]:
@@ -187,6 +326,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, dict[str, Stats]]:
             parser.error(f"argument --backend: {exc}")
         except (ImportError, TypeError) as exc:
             parser.error(f"argument --backend: backend {name!r} failed to load: {exc}")
+    if args.profile is not None:
+        print(f"cProfile of {args.number} calls of {args.profile!r} on {backends[0].name}:")
+        print(profile(minitorch_cases(backends[0])[args.profile], args.number))
+        return {}
     results = run(
         backends,
         number=args.number,
@@ -194,9 +337,11 @@ def main(argv: Sequence[str] | None = None) -> dict[str, dict[str, Stats]]:
         with_torch=not args.no_torch,
         timer=args.timer,
     )
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(
         f"1-element float64 tensors, {args.repeat} rounds of {args.number} calls "
-        f"({args.timer} microseconds per call)"
+        f"({args.timer} microseconds per call); load average {load:.1f} on "
+        f"{os.cpu_count()} CPUs"
     )
     for line in _format_table(results):
         print(line)
@@ -208,4 +353,6 @@ def main(argv: Sequence[str] | None = None) -> dict[str, dict[str, Stats]]:
         import torch
 
         print(f"PyTorch {torch.__version__}, {torch.get_num_threads()} threads.")
+    if "fast" in {be.name for be in backends} and not args.no_nn:
+        _nn_rows(args.nn_batch, args.nn_repeat, None if args.no_torch else import_torch())
     return results

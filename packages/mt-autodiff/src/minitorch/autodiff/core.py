@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -164,23 +164,34 @@ class GraphNode:
         return [(x, d) for x, d in zip(h.inputs, grads, strict=True) if not x.is_constant()]
 
 
-_state = threading.local()
+class _GradState(threading.local):
+    grad_enabled = True  # each thread starts with gradients enabled
+
+
+_state = _GradState()
 
 
 def is_grad_enabled() -> bool:
     """Return False inside a ``no_grad()`` block (per thread), True otherwise."""
-    return getattr(_state, "grad_enabled", True)
+    return _state.grad_enabled
 
 
-@contextlib.contextmanager
-def no_grad() -> Iterator[None]:
-    """Context manager in which operations record no history (as ``torch.no_grad``)."""
-    previous = is_grad_enabled()
-    _state.grad_enabled = False
-    try:
-        yield
-    finally:
-        _state.grad_enabled = previous
+class no_grad(contextlib.ContextDecorator):  # noqa: N801 - PyTorch's name
+    """Context manager in which operations record no history (as ``torch.no_grad``).
+
+    Also a decorator (``@no_grad()``). Blocks nest; each restores the state it found, per
+    thread, even when the block raises.
+    """
+
+    def __init__(self) -> None:
+        self._previous: list[bool] = []
+
+    def __enter__(self) -> None:
+        self._previous.append(_state.grad_enabled)
+        _state.grad_enabled = False
+
+    def __exit__(self, *exc: object) -> None:
+        _state.grad_enabled = self._previous.pop()
 
 
 def topological_sort(variable: Variable) -> list[Variable]:

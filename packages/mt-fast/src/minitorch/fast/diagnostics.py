@@ -82,10 +82,16 @@ def parallel(level: int, only: str | None, plain: bool = False) -> None:
     Run it where nothing is cached yet (``main`` uses a fresh process and cache directory):
     a kernel loaded from disk carries no parfor report.
     """
-    exercise_backend(only, plain)
-    from . import FastOps, PlainFastOps
+    from . import FastOps, PlainFastOps, runtime
 
-    kernels = (PlainFastOps if plain else FastOps).kernel_module().KERNELS
+    grain, runtime.GRAIN = runtime.GRAIN, 0  # every launch parallel, so each twin compiles
+    try:
+        exercise_backend(only, plain)
+    finally:
+        runtime.GRAIN = grain
+    module = (PlainFastOps if plain else FastOps).kernel_module()
+    # The tuned kernels keep their parallel twins apart; the plain ones are only parallel.
+    kernels = getattr(module, "PARALLEL", module.KERNELS)
     for name, kernel in sorted(kernels.items()):
         if only and only != name:
             continue

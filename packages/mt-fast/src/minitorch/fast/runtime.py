@@ -14,7 +14,8 @@ imports this one first. Importing it
   one-line notice to stderr (``COMPILE_NOTICE``; ``MINITORCH_QUIET=1`` hides it).
 
 It also holds what the kernel modules share: ``jit_scalar`` (an operator callable from a
-kernel), the launcher ``run`` and its small-work policy ``GRAIN``.
+kernel), ``Kernel`` (one kernel compiled twice: parallel, and serial for small work), the
+launcher ``run`` and its small-work policy ``GRAIN``.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import os
 import sys
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numba
 from numba.core import event
@@ -31,7 +32,7 @@ from numba.extending import register_jitable
 
 from minitorch.tensor import broadcast_index, index_to_position, is_contiguous_layout, to_index
 
-__all__ = ["COMPILE_NOTICE", "GRAIN", "SERIAL", "jit_scalar", "run"]
+__all__ = ["COMPILE_NOTICE", "GRAIN", "SERIAL", "Kernel", "jit_scalar", "run", "twin"]
 
 for _helper in (
     index_to_position,
@@ -93,8 +94,37 @@ GRAIN = 1 << 15
 """Work (elements touched) below which a kernel runs on one thread.
 
 Waking the thread pool costs more than it saves, and far more on a busy machine. Numba
-cannot cache a kernel that sets its own thread count, so the launcher decides.
+cannot cache a kernel that sets its own thread count, so the launcher decides: a ``Kernel``
+runs its serial twin, any other kernel runs with Numba's thread count set to 1.
 """
+
+
+class Kernel(NamedTuple):
+    """One kernel source compiled twice (see ``twin``): for large work and for small work.
+
+    Launching a parallel kernel costs microseconds even on one thread (Numba's parallel
+    scheduler still runs); the serial twin costs what a plain function call does, which is
+    what a 1-element tensor operation needs. Both compute the same result the same way.
+    """
+
+    parallel: Callable[..., None]
+    serial: Callable[..., None]
+
+    def __call__(self, *args: Any) -> None:
+        """Run the parallel twin (``run`` chooses a twin by the work instead)."""
+        self.parallel(*args)
+
+
+def twin(build: Callable[[Any], Callable[..., None]]) -> Kernel:
+    """Return ``Kernel(build(numba.prange), build(range))``.
+
+    ``build(loop)`` compiles one kernel whose parallel loops are ``for i in loop(n)``, with
+    ``njit(parallel=loop is numba.prange, ...)``. ``loop`` is a closure value of the kernel,
+    so the two twins also have different keys in Numba's on-disk cache. Numba compiles each
+    twin on its first call only.
+    """
+    return Kernel(build(numba.prange), build(range))
+
 
 # Numba's ``workqueue`` threading layer (used when neither TBB nor OpenMP loads, or when
 # ``NUMBA_THREADING_LAYER=workqueue``) aborts the process when two Python threads launch
@@ -118,11 +148,18 @@ def _launch(kernel: Callable[..., None], work: int, *args: Any) -> None:
         numba.set_num_threads(threads)
 
 
-def run(kernel: Callable[..., None], work: int, *args: Any) -> None:
+def run(kernel: Kernel | Callable[..., None], work: int, *args: Any) -> None:
     """Call ``kernel(*args)``, on one thread when ``work`` is below ``GRAIN``.
 
-    Safe from several Python threads: under Numba's workqueue layer, launches take turns.
+    A ``Kernel`` below ``GRAIN`` runs its serial twin directly (no thread pool involved);
+    otherwise its parallel one. Safe from several Python threads: under Numba's workqueue
+    layer, parallel launches take turns.
     """
+    if isinstance(kernel, Kernel):
+        if work < GRAIN:
+            kernel.serial(*args)
+            return
+        kernel = kernel.parallel
     if SERIAL:
         with _LAUNCH_LOCK:
             _launch(kernel, work, *args)

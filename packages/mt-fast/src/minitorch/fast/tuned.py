@@ -7,9 +7,11 @@ rows, and a packed, tiled, register-blocked matrix multiply. Every kernel takes
 ``(storage, shape, strides)`` triples, as the backend protocol of mt-tensor defines them,
 and reuses mt-tensor's index helpers compiled by Numba. The outer loop of each kernel is a
 ``prange`` over independent pieces of the output; each iteration allocates its own index
-buffers, so threads share nothing but the output positions they own. Kernels are cached on
-disk (``cache=True``); see ``_cache`` for how a change to an operator or an index helper
-invalidates them.
+buffers, so threads share nothing but the output positions they own. Each kernel is compiled
+twice from one source (``runtime.twin``): with ``prange`` for large work and with ``range``
+for small work, which then costs a function call rather than a parallel launch. Kernels are
+cached on disk (``cache=True``); see ``_cache`` for how a change to an operator or an index
+helper invalidates them.
 """
 
 from __future__ import annotations
@@ -30,16 +32,25 @@ from minitorch.tensor import (
 )
 
 from . import _cache, vecmath
-from .runtime import jit_scalar, run
+from .runtime import Kernel, jit_scalar, run, twin
 
-__all__ = ["KERNELS", "make_map", "make_reduce", "make_zip", "matmul", "run"]
+__all__ = ["KERNELS", "PARALLEL", "make_map", "make_reduce", "make_zip", "matmul", "run"]
 
 # The operators and the index helpers are compiled into the kernels: key the cache on
 # the files that define them (found through the public functions, not private modules).
 _cache.install(__file__, [*_cache.defining_modules(add, index_to_position), vecmath])
 
 KERNELS: dict[str, Any] = {}
-"""Every kernel built so far, by name (``map[neg]``, ``matmul``), for diagnostics."""
+"""Every kernel built so far, by name (``map[neg]``, ``matmul``): the serial twins, which
+small work runs (see ``runtime.Kernel``)."""
+PARALLEL: dict[str, Any] = {}
+"""The parallel twins of ``KERNELS``, by the same names, for Numba's parallel diagnostics."""
+
+
+def _register(name: str, kernel: Kernel) -> Kernel:
+    KERNELS[name] = kernel.serial
+    PARALLEL[name] = kernel.parallel
+    return kernel
 
 
 @register_jitable
@@ -69,8 +80,8 @@ def _last(shape: Any, strides: Any) -> tuple[int, int]:
     return n, (strides[len(shape) - 1] if n > 1 else 0)
 
 
-def make_map(fn: Callable[[float], float]) -> Callable[..., None]:
-    """Return a parallel kernel ``out = fn(in)`` with ``in`` broadcast to ``out``.
+def make_map(fn: Callable[[float], float]) -> Kernel:
+    """Return the kernel pair ``out = fn(in)`` with ``in`` broadcast to ``out``.
 
     Operators with a vector form in ``vecmath.VECTOR_MAPS`` (``exp``, ``sigmoid``) use it
     on stride-aligned data, in runs of ``vecmath.CHUNK`` elements per parallel task.
@@ -80,83 +91,87 @@ def make_map(fn: Callable[[float], float]) -> Callable[..., None]:
     vector = block is not vecmath.no_block
     chunk = vecmath.CHUNK
 
-    @njit(parallel=True, cache=True)
-    def kernel(out, out_shape, out_strides, in_storage, in_shape, in_strides):  # type: ignore[no-untyped-def]
-        size = _size(out_shape)
-        if size == 0:
-            pass
-        elif _same_layout(out_shape, out_strides, in_shape, in_strides) and is_contiguous_layout(
-            out_shape, out_strides
-        ):
-            # Stride-aligned: storage positions are the ordinals, no index arithmetic.
-            if vector:
-                for t in prange((size + chunk - 1) // chunk):
-                    lo = t * chunk
-                    hi = min(size, lo + chunk)
-                    block(out[lo:hi], in_storage[lo:hi], np.empty(chunk, np.float64))
+    def build(loop: Any) -> Any:
+        @njit(parallel=loop is prange, cache=True)
+        def kernel(out, out_shape, out_strides, in_storage, in_shape, in_strides):  # type: ignore[no-untyped-def]
+            size = _size(out_shape)
+            if size == 0:
+                pass
+            elif _same_layout(
+                out_shape, out_strides, in_shape, in_strides
+            ) and is_contiguous_layout(out_shape, out_strides):
+                # Stride-aligned: storage positions are the ordinals, no index arithmetic.
+                if vector:
+                    for t in loop((size + chunk - 1) // chunk):
+                        lo = t * chunk
+                        hi = min(size, lo + chunk)
+                        block(out[lo:hi], in_storage[lo:hi], np.empty(chunk, np.float64))
+                else:
+                    for i in loop(size):
+                        out[i] = fn(in_storage[i])
             else:
-                for i in prange(size):
-                    out[i] = fn(in_storage[i])
-        else:
-            # One parallel task per row of the output's last dimension.
-            row, out_step = _last(out_shape, out_strides)
-            _, in_step = _last(in_shape, in_strides)
-            for r in prange(size // row):
-                out_index = np.empty(len(out_shape), np.int64)
-                in_index = np.empty(len(in_shape), np.int64)
-                to_index(r * row, out_shape, out_index)
-                broadcast_index(out_index, out_shape, in_shape, in_index)
-                o = index_to_position(out_index, out_strides)
-                j = index_to_position(in_index, in_strides)
-                for k in range(row):
-                    out[o + k * out_step] = fn(in_storage[j + k * in_step])
+                # One parallel task per row of the output's last dimension.
+                row, out_step = _last(out_shape, out_strides)
+                _, in_step = _last(in_shape, in_strides)
+                for r in loop(size // row):
+                    out_index = np.empty(len(out_shape), np.int64)
+                    in_index = np.empty(len(in_shape), np.int64)
+                    to_index(r * row, out_shape, out_index)
+                    broadcast_index(out_index, out_shape, in_shape, in_index)
+                    o = index_to_position(out_index, out_strides)
+                    j = index_to_position(in_index, in_strides)
+                    for k in range(row):
+                        out[o + k * out_step] = fn(in_storage[j + k * in_step])
 
-    KERNELS[f"map[{fn.__name__}]"] = kernel
-    return kernel  # type: ignore[no-any-return]
+        return kernel
+
+    return _register(f"map[{fn.__name__}]", twin(build))
 
 
-def make_zip(fn: Callable[[float, float], float]) -> Callable[..., None]:
-    """Return a parallel kernel ``out = fn(a, b)`` with ``a`` and ``b`` broadcast."""
+def make_zip(fn: Callable[[float, float], float]) -> Kernel:
+    """Return the kernel pair ``out = fn(a, b)`` with ``a`` and ``b`` broadcast."""
     fn = jit_scalar(fn)
 
-    @njit(parallel=True, cache=True)
-    def kernel(out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides):  # type: ignore[no-untyped-def]
-        size = _size(out_shape)
-        if size == 0:
-            pass
-        elif (
-            _same_layout(out_shape, out_strides, a_shape, a_strides)
-            and _same_layout(out_shape, out_strides, b_shape, b_strides)
-            and is_contiguous_layout(out_shape, out_strides)
-        ):
-            for i in prange(size):
-                out[i] = fn(a[i], b[i])
-        else:
-            row, out_step = _last(out_shape, out_strides)
-            _, a_step = _last(a_shape, a_strides)
-            _, b_step = _last(b_shape, b_strides)
-            for r in prange(size // row):
-                out_index = np.empty(len(out_shape), np.int64)
-                a_index = np.empty(len(a_shape), np.int64)
-                b_index = np.empty(len(b_shape), np.int64)
-                to_index(r * row, out_shape, out_index)
-                broadcast_index(out_index, out_shape, a_shape, a_index)
-                broadcast_index(out_index, out_shape, b_shape, b_index)
-                o = index_to_position(out_index, out_strides)
-                ja = index_to_position(a_index, a_strides)
-                jb = index_to_position(b_index, b_strides)
-                for k in range(row):
-                    out[o + k * out_step] = fn(a[ja + k * a_step], b[jb + k * b_step])
+    def build(loop: Any) -> Any:
+        @njit(parallel=loop is prange, cache=True)
+        def kernel(out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides):  # type: ignore[no-untyped-def]
+            size = _size(out_shape)
+            if size == 0:
+                pass
+            elif (
+                _same_layout(out_shape, out_strides, a_shape, a_strides)
+                and _same_layout(out_shape, out_strides, b_shape, b_strides)
+                and is_contiguous_layout(out_shape, out_strides)
+            ):
+                for i in loop(size):
+                    out[i] = fn(a[i], b[i])
+            else:
+                row, out_step = _last(out_shape, out_strides)
+                _, a_step = _last(a_shape, a_strides)
+                _, b_step = _last(b_shape, b_strides)
+                for r in loop(size // row):
+                    out_index = np.empty(len(out_shape), np.int64)
+                    a_index = np.empty(len(a_shape), np.int64)
+                    b_index = np.empty(len(b_shape), np.int64)
+                    to_index(r * row, out_shape, out_index)
+                    broadcast_index(out_index, out_shape, a_shape, a_index)
+                    broadcast_index(out_index, out_shape, b_shape, b_index)
+                    o = index_to_position(out_index, out_strides)
+                    ja = index_to_position(a_index, a_strides)
+                    jb = index_to_position(b_index, b_strides)
+                    for k in range(row):
+                        out[o + k * out_step] = fn(a[ja + k * a_step], b[jb + k * b_step])
 
-    KERNELS[f"zip[{fn.__name__}]"] = kernel
-    return kernel  # type: ignore[no-any-return]
+        return kernel
+
+    return _register(f"zip[{fn.__name__}]", twin(build))
 
 
 _REDUCE_BLOCKS = 8
 
 
-def make_reduce(fn: Callable[[float, float], float]) -> Callable[..., None]:
-    """Return a parallel kernel folding ``fn`` over dimension ``dim`` of ``a``.
+def make_reduce(fn: Callable[[float, float], float]) -> Kernel:
+    """Return the kernel pair folding ``fn`` over dimension ``dim`` of ``a``.
 
     Reducing the last dimension, each output element folds a run of ``a``; over unit
     stride it keeps eight partial folds, so consecutive steps do not wait on each other
@@ -168,96 +183,98 @@ def make_reduce(fn: Callable[[float, float], float]) -> Callable[..., None]:
     """
     fn = jit_scalar(fn)
 
-    @njit(parallel=True, cache=True)
-    def kernel(out, out_shape, out_strides, a, a_shape, a_strides, dim, start):  # type: ignore[no-untyped-def]
-        size = _size(out_shape)
-        n = a_shape[dim]
-        step = a_strides[dim]
-        nd = len(out_shape)
-        row, out_step = _last(out_shape, out_strides)
-        if size == 0:
-            pass
-        elif n == 0:
-            # Nothing to fold: every output is the start value (``sum`` 0, ``max`` -inf).
-            for i in prange(size):
-                index = np.empty(nd, np.int64)
-                to_index(i, out_shape, index)
-                out[index_to_position(index, out_strides)] = start
-        elif dim == nd - 1 or row == 1:
-            for i in prange(size):
-                index = np.empty(nd, np.int64)
-                to_index(i, out_shape, index)
-                o = index_to_position(index, out_strides)
-                j = index_to_position(index, a_strides)
-                k = 0
-                acc = start
-                if step == 1 and n >= 16:
-                    p0, p1, p2, p3 = a[j], a[j + 1], a[j + 2], a[j + 3]
-                    p4, p5, p6, p7 = a[j + 4], a[j + 5], a[j + 6], a[j + 7]
-                    k = 8
-                    while k + 8 <= n:
-                        p0 = fn(p0, a[j + k])
-                        p1 = fn(p1, a[j + k + 1])
-                        p2 = fn(p2, a[j + k + 2])
-                        p3 = fn(p3, a[j + k + 3])
-                        p4 = fn(p4, a[j + k + 4])
-                        p5 = fn(p5, a[j + k + 5])
-                        p6 = fn(p6, a[j + k + 6])
-                        p7 = fn(p7, a[j + k + 7])
-                        k += 8
-                    acc = fn(acc, fn(fn(fn(p0, p1), fn(p2, p3)), fn(fn(p4, p5), fn(p6, p7))))
-                for r in range(k, n):
-                    acc = fn(acc, a[j + r * step])
-                out[o] = acc
-        else:
-            # Split the reduced dimension into a fixed number of blocks (not the thread
-            # count, so results never depend on it); each task streams whole rows of ``a``
-            # into its own partial row, then the partials are combined in block order.
-            _, a_step = _last(a_shape, a_strides)
-            outer = size // row
-            per = (n + _REDUCE_BLOCKS - 1) // _REDUCE_BLOCKS
-            blocks = (n + per - 1) // per
-            partial = np.empty(outer * blocks * row, np.float64)
-            for t in prange(outer * blocks):
-                k0 = (t % blocks) * per
-                k1 = min(n, k0 + per)
-                index = np.empty(nd, np.int64)
-                to_index((t // blocks) * row, out_shape, index)
-                j = index_to_position(index, a_strides)
-                p = t * row
-                if a_step == 1:
-                    # Slices first: indexing ``x[c]`` with a range index skips Numba's
-                    # negative-index check, which would keep the loop from vectorising.
-                    mine = partial[p : p + row]
-                    first = a[j + k0 * step : j + k0 * step + row]
-                    for c in range(row):
-                        mine[c] = first[c]
-                    for k in range(k0 + 1, k1):
-                        src = a[j + k * step : j + k * step + row]
+    def build(loop: Any) -> Any:
+        @njit(parallel=loop is prange, cache=True)
+        def kernel(out, out_shape, out_strides, a, a_shape, a_strides, dim, start):  # type: ignore[no-untyped-def]
+            size = _size(out_shape)
+            n = a_shape[dim]
+            step = a_strides[dim]
+            nd = len(out_shape)
+            row, out_step = _last(out_shape, out_strides)
+            if size == 0:
+                pass
+            elif n == 0:
+                # Nothing to fold: every output is the start value (``sum`` 0, ``max`` -inf).
+                for i in loop(size):
+                    index = np.empty(nd, np.int64)
+                    to_index(i, out_shape, index)
+                    out[index_to_position(index, out_strides)] = start
+            elif dim == nd - 1 or row == 1:
+                for i in loop(size):
+                    index = np.empty(nd, np.int64)
+                    to_index(i, out_shape, index)
+                    o = index_to_position(index, out_strides)
+                    j = index_to_position(index, a_strides)
+                    k = 0
+                    acc = start
+                    if step == 1 and n >= 16:
+                        p0, p1, p2, p3 = a[j], a[j + 1], a[j + 2], a[j + 3]
+                        p4, p5, p6, p7 = a[j + 4], a[j + 5], a[j + 6], a[j + 7]
+                        k = 8
+                        while k + 8 <= n:
+                            p0 = fn(p0, a[j + k])
+                            p1 = fn(p1, a[j + k + 1])
+                            p2 = fn(p2, a[j + k + 2])
+                            p3 = fn(p3, a[j + k + 3])
+                            p4 = fn(p4, a[j + k + 4])
+                            p5 = fn(p5, a[j + k + 5])
+                            p6 = fn(p6, a[j + k + 6])
+                            p7 = fn(p7, a[j + k + 7])
+                            k += 8
+                        acc = fn(acc, fn(fn(fn(p0, p1), fn(p2, p3)), fn(fn(p4, p5), fn(p6, p7))))
+                    for r in range(k, n):
+                        acc = fn(acc, a[j + r * step])
+                    out[o] = acc
+            else:
+                # Split the reduced dimension into a fixed number of blocks (not the thread
+                # count, so results never depend on it); each task streams whole rows of ``a``
+                # into its own partial row, then the partials are combined in block order.
+                _, a_step = _last(a_shape, a_strides)
+                outer = size // row
+                per = (n + _REDUCE_BLOCKS - 1) // _REDUCE_BLOCKS
+                blocks = (n + per - 1) // per
+                partial = np.empty(outer * blocks * row, np.float64)
+                for t in loop(outer * blocks):
+                    k0 = (t % blocks) * per
+                    k1 = min(n, k0 + per)
+                    index = np.empty(nd, np.int64)
+                    to_index((t // blocks) * row, out_shape, index)
+                    j = index_to_position(index, a_strides)
+                    p = t * row
+                    if a_step == 1:
+                        # Slices first: indexing ``x[c]`` with a range index skips Numba's
+                        # negative-index check, which would keep the loop from vectorising.
+                        mine = partial[p : p + row]
+                        first = a[j + k0 * step : j + k0 * step + row]
                         for c in range(row):
-                            mine[c] = fn(mine[c], src[c])
-                else:
-                    for c in range(row):
-                        partial[p + c] = a[j + k0 * step + c * a_step]
-                    for k in range(k0 + 1, k1):
-                        base = j + k * step
+                            mine[c] = first[c]
+                        for k in range(k0 + 1, k1):
+                            src = a[j + k * step : j + k * step + row]
+                            for c in range(row):
+                                mine[c] = fn(mine[c], src[c])
+                    else:
                         for c in range(row):
-                            partial[p + c] = fn(partial[p + c], a[base + c * a_step])
-            for r in prange(outer):
-                index = np.empty(nd, np.int64)
-                to_index(r * row, out_shape, index)
-                o = index_to_position(index, out_strides)
-                acc = np.full(row, start, np.float64)
-                for b in range(blocks):
-                    p = (r * blocks + b) * row
-                    part = partial[p : p + row]
+                            partial[p + c] = a[j + k0 * step + c * a_step]
+                        for k in range(k0 + 1, k1):
+                            base = j + k * step
+                            for c in range(row):
+                                partial[p + c] = fn(partial[p + c], a[base + c * a_step])
+                for r in loop(outer):
+                    index = np.empty(nd, np.int64)
+                    to_index(r * row, out_shape, index)
+                    o = index_to_position(index, out_strides)
+                    acc = np.full(row, start, np.float64)
+                    for b in range(blocks):
+                        p = (r * blocks + b) * row
+                        part = partial[p : p + row]
+                        for c in range(row):
+                            acc[c] = fn(acc[c], part[c])
                     for c in range(row):
-                        acc[c] = fn(acc[c], part[c])
-                for c in range(row):
-                    out[o + c * out_step] = acc[c]
+                        out[o + c * out_step] = acc[c]
 
-    KERNELS[f"reduce[{fn.__name__}]"] = kernel
-    return kernel  # type: ignore[no-any-return]
+        return kernel
+
+    return _register(f"reduce[{fn.__name__}]", twin(build))
 
 
 # Matrix multiply. Each output element is a dot product over k, so both operands are used
@@ -274,23 +291,31 @@ _PACK_BLOCK = 8
 _FAST = {"reassoc", "contract", "nsz"}  # reorder sums (to vectorise), keep NaN/inf semantics
 
 
-@njit(parallel=True, cache=True)
-def _pack_k_major(dst, src, batches, count, inner, batch_stride, row_stride, k_stride):  # type: ignore[no-untyped-def]
-    """``dst[(n * count + r) * inner + k] = src[n * batch_stride + r * row_stride + k * k_stride]``.
+def _build_pack(loop: Any) -> Any:
+    @njit(parallel=loop is prange, cache=True)
+    def _pack_k_major(dst, src, batches, count, inner, batch_stride, row_stride, k_stride):  # type: ignore[no-untyped-def]
+        """Pack ``src`` k-major: ``dst[(n * count + r) * inner + k] = src[n, r, k]``.
 
-    Tasks take eight rows at a time and walk k, so a transposed source is read one cache
-    line (eight neighbouring rows) per step instead of one element per line.
-    """
-    blocks = (count + _PACK_BLOCK - 1) // _PACK_BLOCK
-    for t in prange(batches * blocks):
-        n = t // blocks
-        r0 = (t % blocks) * _PACK_BLOCK
-        r1 = min(count, r0 + _PACK_BLOCK)
-        first = (n * count + r0) * inner
-        for k in range(inner):
-            line = src[n * batch_stride + r0 * row_stride + k * k_stride :]
-            for r in range(r1 - r0):
-                dst[first + r * inner + k] = line[r * row_stride]
+        ``src[n, r, k]`` is ``src[n * batch_stride + r * row_stride + k * k_stride]``.
+
+        Tasks take eight rows at a time and walk k, so a transposed source is read one cache
+        line (eight neighbouring rows) per step instead of one element per line.
+        """
+        blocks = (count + _PACK_BLOCK - 1) // _PACK_BLOCK
+        for t in loop(batches * blocks):
+            n = t // blocks
+            r0 = (t % blocks) * _PACK_BLOCK
+            r1 = min(count, r0 + _PACK_BLOCK)
+            first = (n * count + r0) * inner
+            for k in range(inner):
+                line = src[n * batch_stride + r0 * row_stride + k * k_stride :]
+                for r in range(r1 - r0):
+                    dst[first + r * inner + k] = line[r * row_stride]
+
+    return _pack_k_major
+
+
+_PACK_K_MAJOR = twin(_build_pack)
 
 
 @register_jitable
@@ -349,44 +374,50 @@ def _k_row(x, base, stride, r, count, k0, k1, zeros):  # type: ignore[no-untyped
     return x[start + k0 : start + k1]
 
 
-@njit(parallel=True, fastmath=_FAST, cache=True)
-def _matmul_tiles(out, out_shape, out_strides, a, a_batch, a_row, b, b_batch, b_row, inner):  # type: ignore[no-untyped-def]
-    """``out[n] = A[n] @ B[n]`` from k-major operands (unit stride along k).
+def _build_matmul_tiles(loop: Any) -> Any:
+    @njit(parallel=loop is prange, fastmath=_FAST, cache=True)
+    def _matmul_tiles(out, out_shape, out_strides, a, a_batch, a_row, b, b_batch, b_row, inner):  # type: ignore[no-untyped-def]
+        """``out[n] = A[n] @ B[n]`` from k-major operands (unit stride along k).
 
-    Row ``i`` of ``A[n]`` starts at ``n * a_batch + i * a_row`` in ``a``, column ``j`` of
-    ``B[n]`` at ``n * b_batch + j * b_row`` in ``b``.
-    """
-    batches, rows, cols = out_shape[0], out_shape[1], out_shape[2]
-    o_batch, o_row, o_col = out_strides[0], out_strides[1], out_strides[2]
-    tiles_m = (rows + _TILE_M - 1) // _TILE_M
-    tiles_n = (cols + _TILE_N - 1) // _TILE_N
-    zeros = np.zeros(min(inner, _TILE_K), np.float64)
-    for t in prange(batches * tiles_m * tiles_n):
-        n = t // (tiles_m * tiles_n)
-        i0 = ((t // tiles_n) % tiles_m) * _TILE_M
-        j0 = (t % tiles_n) * _TILE_N
-        mi = min(_TILE_M, rows - i0)
-        nj = min(_TILE_N, cols - j0)
-        a_base = n * a_batch + i0 * a_row
-        b_base = n * b_batch + j0 * b_row
-        acc = np.zeros((_TILE_M, _TILE_N), np.float64)
-        for k0 in range(0, inner, _TILE_K):
-            k1 = min(inner, k0 + _TILE_K)
-            for i in range(0, mi, 4):
-                a0 = _k_row(a, a_base, a_row, i, mi, k0, k1, zeros)
-                a1 = _k_row(a, a_base, a_row, i + 1, mi, k0, k1, zeros)
-                a2 = _k_row(a, a_base, a_row, i + 2, mi, k0, k1, zeros)
-                a3 = _k_row(a, a_base, a_row, i + 3, mi, k0, k1, zeros)
-                for j in range(0, nj, 4):
-                    b0 = _k_row(b, b_base, b_row, j, nj, k0, k1, zeros)
-                    b1 = _k_row(b, b_base, b_row, j + 1, nj, k0, k1, zeros)
-                    b2 = _k_row(b, b_base, b_row, j + 2, nj, k0, k1, zeros)
-                    b3 = _k_row(b, b_base, b_row, j + 3, nj, k0, k1, zeros)
-                    _dot_4x4(acc, i, j, a0, a1, a2, a3, b0, b1, b2, b3)
-        o_base = n * o_batch + i0 * o_row + j0 * o_col
-        for i in range(mi):
-            for j in range(nj):
-                out[o_base + i * o_row + j * o_col] = acc[i, j]
+        Row ``i`` of ``A[n]`` starts at ``n * a_batch + i * a_row`` in ``a``, column ``j`` of
+        ``B[n]`` at ``n * b_batch + j * b_row`` in ``b``.
+        """
+        batches, rows, cols = out_shape[0], out_shape[1], out_shape[2]
+        o_batch, o_row, o_col = out_strides[0], out_strides[1], out_strides[2]
+        tiles_m = (rows + _TILE_M - 1) // _TILE_M
+        tiles_n = (cols + _TILE_N - 1) // _TILE_N
+        zeros = np.zeros(min(inner, _TILE_K), np.float64)
+        for t in loop(batches * tiles_m * tiles_n):
+            n = t // (tiles_m * tiles_n)
+            i0 = ((t // tiles_n) % tiles_m) * _TILE_M
+            j0 = (t % tiles_n) * _TILE_N
+            mi = min(_TILE_M, rows - i0)
+            nj = min(_TILE_N, cols - j0)
+            a_base = n * a_batch + i0 * a_row
+            b_base = n * b_batch + j0 * b_row
+            acc = np.zeros((_TILE_M, _TILE_N), np.float64)
+            for k0 in range(0, inner, _TILE_K):
+                k1 = min(inner, k0 + _TILE_K)
+                for i in range(0, mi, 4):
+                    a0 = _k_row(a, a_base, a_row, i, mi, k0, k1, zeros)
+                    a1 = _k_row(a, a_base, a_row, i + 1, mi, k0, k1, zeros)
+                    a2 = _k_row(a, a_base, a_row, i + 2, mi, k0, k1, zeros)
+                    a3 = _k_row(a, a_base, a_row, i + 3, mi, k0, k1, zeros)
+                    for j in range(0, nj, 4):
+                        b0 = _k_row(b, b_base, b_row, j, nj, k0, k1, zeros)
+                        b1 = _k_row(b, b_base, b_row, j + 1, nj, k0, k1, zeros)
+                        b2 = _k_row(b, b_base, b_row, j + 2, nj, k0, k1, zeros)
+                        b3 = _k_row(b, b_base, b_row, j + 3, nj, k0, k1, zeros)
+                        _dot_4x4(acc, i, j, a0, a1, a2, a3, b0, b1, b2, b3)
+            o_base = n * o_batch + i0 * o_row + j0 * o_col
+            for i in range(mi):
+                for j in range(nj):
+                    out[o_base + i * o_row + j * o_col] = acc[i, j]
+
+    return _matmul_tiles
+
+
+_MATMUL_TILES = twin(_build_matmul_tiles)
 
 
 def _k_major(
@@ -404,7 +435,7 @@ def _k_major(
         return x, batch_stride, row_stride
     packed = np.empty(batches * count * inner, np.float64)
     run(
-        _pack_k_major,
+        _PACK_K_MAJOR,
         len(packed),
         packed,
         x,
@@ -445,11 +476,11 @@ def matmul(
     tasks = batches * -(-rows // _TILE_M) * -(-cols // _TILE_N)
     work = batches * rows * cols * inner // 8 if tasks > 1 else 0
     run(
-        _matmul_tiles,
+        _MATMUL_TILES,
         work,
         *(out, out_shape, out_strides, a_k, a_batch, a_row, b_k, b_batch, b_row, inner),
     )
 
 
-KERNELS["matmul"] = _matmul_tiles
-KERNELS["matmul.pack"] = _pack_k_major
+_register("matmul", _MATMUL_TILES)
+_register("matmul.pack", _PACK_K_MAJOR)

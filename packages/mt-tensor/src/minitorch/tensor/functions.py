@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, cast
 from minitorch.autodiff import Context, GraphNode, is_grad_enabled, no_grad
 
 from .tensor_data import TensorData
-from .tensor_ops import TensorBackend
+from .tensor_ops import TensorBackend, expand
 
 if TYPE_CHECKING:
     from .tensor import Tensor
@@ -96,11 +96,6 @@ def _const(like: Tensor, value: float) -> Tensor:
     return like.make([value], (1,), backend=like.backend)
 
 
-def _expand(t: Tensor, shape: tuple[int, ...]) -> Tensor:
-    """A contiguous constant copy of ``t`` broadcast to ``shape``."""
-    return t.backend.id_map(t, t.zeros(shape))
-
-
 class Function:
     """A differentiable operation on Tensors.
 
@@ -127,33 +122,41 @@ class Function:
 
     @classmethod
     def apply(cls, *vals: Any) -> Tensor:
-        """Run ``forward`` and, if any tensor input needs a gradient, record the history."""
-        tensors = [cast("Tensor", v) for v in vals if isinstance(v, GraphNode)]
+        """Run ``forward`` and, if any tensor input needs a gradient, record the history.
+
+        Without a gradient to record (constant inputs, or inside ``no_grad()``), ``forward``
+        gets a shared context that keeps nothing, and no ``History`` is made.
+        """
+        tensors = [v for v in vals if isinstance(v, GraphNode)]
         if not tensors:
             raise TypeError(f"{cls.__name__}.apply needs at least one Tensor argument")
+        first: Any = getattr(tensors[0], "backend", None)
+        need_grad = False
         for t in tensors:
-            if not isinstance(getattr(t, "backend", None), TensorBackend):
+            need_grad = need_grad or t.history is not None
+            backend = getattr(t, "backend", None)
+            if backend is first and backend is not None:
+                continue  # the common case: the same backend object
+            if not isinstance(backend, TensorBackend):
                 raise TypeError(f"{cls.__name__}.apply takes Tensors, got {type(t).__name__}")
-        first = tensors[0].backend
-        for t in tensors[1:]:
-            if t.backend != first:
+            if backend != first:
                 raise ValueError(
                     f"{cls.__name__}: inputs live on different backends ({first.name} and "
-                    f"{t.backend.name}); move one with .to(backend)"
+                    f"{backend.name}); move one with .to(backend)"
                 )
-        need_grad = is_grad_enabled() and any(t.history is not None for t in tensors)
-        ctx = Context(no_grad=not need_grad)
-        if need_grad:
-            with no_grad():
-                out = cls.forward(ctx, *vals)
-            saved_tensors = [
-                cast("Tensor", v) for v in ctx.saved_values if isinstance(v, GraphNode)
-            ]
-            saved = [(t, t.version) for t in saved_tensors]
-            out.history = History(cls, ctx, tensors, saved)
-        else:
+        if not (need_grad and is_grad_enabled()):
+            return cls.forward(_NO_GRAD_CONTEXT, *vals)
+        ctx = Context()
+        with no_grad():
             out = cls.forward(ctx, *vals)
+        saved_tensors = [v for v in ctx.saved_values if isinstance(v, GraphNode)]
+        saved = [(t, t.version) for t in cast("list[Tensor]", saved_tensors)]
+        out.history = History(cls, ctx, cast("list[Tensor]", tensors), saved)
         return out
+
+
+_NO_GRAD_CONTEXT = Context(no_grad=True)
+"""The context of every forward that records nothing: ``save_for_backward`` keeps nothing."""
 
 
 class Neg(Function):
@@ -365,7 +368,7 @@ class Sum(Function):
         (shape,) = ctx.saved_values
         if grad_output.shape == (1,) and len(shape) != 1:
             grad_output = grad_output.view(*([1] * len(shape)))
-        return _expand(grad_output, shape)
+        return expand(grad_output, shape)
         # END SOLUTION
 
 
@@ -391,7 +394,7 @@ class Mean(Function):
         if grad_output.shape == (1,) and len(shape) != 1:
             grad_output = grad_output.view(*([1] * len(shape)))
         scale = _const(grad_output, 1.0 / n if n else float("nan"))
-        return f.mul_zip(_expand(grad_output, shape), scale)
+        return f.mul_zip(expand(grad_output, shape), scale)
 
 
 class All(Function):
@@ -596,15 +599,20 @@ def power(a: Tensor, p: float) -> Tensor:
     f = a.backend
     if float(p).is_integer():
         n = abs(int(p))
-        result = f.add_zip(a.zeros(a.shape), _const(a, 1.0))
+        if n == 0:
+            return f.add_zip(a.zeros(a.shape), _const(a, 1.0))
+        result: Tensor | None = None
         base = a
         while n:
             if n & 1:
-                result = f.mul_zip(result, base)
+                result = base if result is None else f.mul_zip(result, base)
             n >>= 1
             if n:
                 base = f.mul_zip(base, base)
-        return f.inv_map(result) if p < 0 else result
+        assert result is not None
+        if p < 0:
+            return f.inv_map(result)
+        return f.id_map(a) if result is a else result  # a new tensor, even for a ** 1
     if abs(p) == 0.5:  # exact, as the square root is
         root = f.sqrt_map(a)
         return f.inv_map(root) if p < 0 else root
@@ -631,15 +639,16 @@ class Pow(Function):
         return out
 
 
-def max_mask(a: Tensor, dim: int) -> tuple[Tensor, Tensor, Tensor]:
+def max_mask(a: Tensor, dim: int, values: Tensor | None = None) -> tuple[Tensor, Tensor, Tensor]:
     """Return ``(values, indices, first)`` of the maximum of ``a`` over ``dim`` (kept, size 1).
 
     ``indices`` holds the position of the first maximal value (PyTorch's choice on ties) and
     ``first`` is 1.0 there and 0.0 elsewhere, in ``a``'s shape. Only backend primitives.
+    ``values``, if given, is that maximum already computed (it is not reduced again).
     """
     f = a.backend
     n = a.shape[dim]
-    values = f.max_reduce(a, dim)
+    values = f.max_reduce(a, dim) if values is None else values
     shape = [1] * a.dims
     shape[dim] = n
     # rank is n, n-1, ..., 1 along dim: the largest rank among the maxima is the first one.
@@ -675,7 +684,7 @@ class Max(Function):
             ties = f.eq_zip(a, values)
             share = f.mul_zip(ties, f.inv_map(f.add_reduce(ties, dim)))
         else:
-            share = max_mask(a, dim)[2]
+            share = max_mask(a, dim, values)[2]
         out: Tensor = f.mul_zip(grad_output, share)
         return out
 

@@ -58,7 +58,13 @@ from .tensor_data import (
     check_shape,
     shape_broadcast,
 )
-from .tensor_ops import SimpleBackend, TensorBackend, get_default_backend, resolve_backend
+from .tensor_ops import (
+    SimpleBackend,
+    TensorBackend,
+    expand,
+    get_default_backend,
+    resolve_backend,
+)
 
 __all__ = ["History", "MaxResult", "Size", "Tensor", "TensorLike"]
 
@@ -133,15 +139,16 @@ class Tensor(GraphNode):
         self.backend = backend if backend is not None else get_default_backend()
         self.grad: Tensor | None = None
         self.name = name
-        if not self.backend.ops.is_storage(v.storage) and isinstance(v.storage, np.ndarray):
+        ops = self.backend.ops
+        if not ops.is_storage(v.storage):
+            if not isinstance(v.storage, np.ndarray):
+                raise TypeError(
+                    f"storage of type {type(v.storage).__name__} does not belong to backend "
+                    f"{self.backend.name}; move tensors with .to(backend)"
+                )
             # Host data for a device backend: copy it over (shape and strides kept).
-            storage = self.backend.ops.storage_from_numpy(v.storage)
-            self._tensor = v = TensorData(storage, v.shape, v.strides)
-        if not self.backend.ops.is_storage(v.storage):
-            raise TypeError(
-                f"storage of type {type(v.storage).__name__} does not belong to backend "
-                f"{self.backend.name}; move tensors with .to(backend)"
-            )
+            storage = ops.storage_from_numpy(v.storage)
+            self._tensor = TensorData(storage, v.shape, v.strides)
 
     # ------------------------------------------------------------------ construction
     @staticmethod
@@ -170,7 +177,7 @@ class Tensor(GraphNode):
 
     def _ensure_tensor(self, b: TensorLike | numbers.Real) -> Tensor:
         if isinstance(b, Tensor):
-            if b.backend != self.backend:
+            if b.backend is not self.backend and b.backend != self.backend:
                 raise ValueError(
                     f"operands live on different backends ({self.backend.name} and "
                     f"{b.backend.name}); move one with .to(backend)"
@@ -316,7 +323,7 @@ class Tensor(GraphNode):
                         f"backward(): the gradient of shape {grad.shape} does not match the "
                         f"output's shape {self.shape} (it must equal it or broadcast to it)"
                     )
-                grad = self.backend.id_map(grad, self.zeros(self.shape))
+                grad = expand(grad, self.shape)
         backpropagate(self, grad)
 
     def zero_grad_(self) -> None:
@@ -438,7 +445,7 @@ class Tensor(GraphNode):
             return Max.apply(self.contiguous().view(self.numel()), 0, True)
         d = check_dim(dim, self.shape)
         values = Max.apply(self, d)
-        indices = max_mask(self.detach(), d)[1]
+        indices = max_mask(self.detach(), d, values.detach())[1]
         if not keepdim:
             shape = self.shape[:d] + self.shape[d + 1 :]
             values, indices = values.view(*shape), indices.view(*shape)

@@ -9,7 +9,9 @@ rewrite them.
 from __future__ import annotations
 
 import builtins
+import functools
 from collections.abc import Iterable, Iterator, Sequence
+from math import prod
 from typing import Any, TypeAlias
 
 import numpy as np
@@ -185,6 +187,12 @@ def check_shape(shape: Any) -> tuple[int, ...]:
             not sizes; numpy integers are).
         IndexingError: for a negative size, or more than ``MAX_DIMS`` dimensions.
     """
+    if type(shape) is tuple and len(shape) <= MAX_DIMS:
+        for s in shape:
+            if type(s) is not int or s < 0:
+                break
+        else:
+            return shape  # already a valid shape: the common case, kept cheap
     if _is_int(shape):
         shape = (shape,)
     try:
@@ -205,6 +213,21 @@ def check_shape(shape: Any) -> tuple[int, ...]:
     if len(out) > MAX_DIMS:
         raise IndexingError(f"shape {out} has {len(out)} dimensions; at most {MAX_DIMS}")
     return out
+
+
+_FLOAT64 = np.dtype(np.float64)
+
+_row_major_strides = functools.lru_cache(maxsize=1024)(strides_from_shape)
+"""``strides_from_shape``, remembered per shape (its result depends on the shape alone)."""
+
+
+@functools.lru_cache(maxsize=1024)
+def _row_major_arrays(shape: tuple[int, ...]) -> builtins.tuple[Shape, Strides]:
+    """The kernels' shape and row-major stride arrays for ``shape``.
+
+    Shared by every row-major TensorData of that shape: kernels only read them.
+    """
+    return np.array(shape, np.int64), np.array(_row_major_strides(shape), np.int64)
 
 
 class VersionCounter:
@@ -238,6 +261,17 @@ class TensorData:
         IndexingError: if shape and strides disagree, or the storage is too small.
     """
 
+    __slots__ = (
+        "_arrays",
+        "_contiguous",
+        "_storage",
+        "_version",
+        "dims",
+        "shape",
+        "size",
+        "strides",
+    )
+
     def __init__(
         self,
         storage: Storage,
@@ -246,35 +280,47 @@ class TensorData:
         *,
         version: VersionCounter | None = None,
     ) -> None:
-        self.version = version if version is not None else VersionCounter()
+        self._version = version  # made on first use: most data is never written in place
         if isinstance(storage, np.ndarray):
-            if storage.dtype != np.float64:
+            if storage.dtype is not _FLOAT64 and storage.dtype != _FLOAT64:
                 storage = storage.astype(np.float64)
             if storage.ndim != 1:
                 raise IndexingError(f"storage must be 1-D, got {storage.ndim} dimensions")
         elif isinstance(storage, (list, tuple)):
             storage = np.array(storage, dtype=np.float64)
         self._storage = storage
+        # Everything derived from shape and strides is computed here, once: a TensorData
+        # never changes its shape or strides (views are new TensorData objects).
         shape_t = check_shape(shape)
+        size = prod(shape_t)
         if strides is None:
-            strides_t = strides_from_shape(shape_t)
+            strides_t = _row_major_strides(shape_t)
+            bad = size > len(storage)
         else:
             strides_t = tuple(int(s) for s in strides)
-        if len(strides_t) != len(shape_t):
-            raise IndexingError(f"strides {strides_t} do not match shape {shape_t}")
+            if len(strides_t) != len(shape_t):
+                raise IndexingError(f"strides {strides_t} do not match shape {shape_t}")
+            last = sum((s - 1) * st for s, st in zip(shape_t, strides_t, strict=True))
+            bad = size > 0 and (any(st < 0 for st in strides_t) or last >= len(storage))
+        if bad:
+            raise IndexingError(
+                f"storage of length {len(storage)} is too small for shape {shape_t} "
+                f"with strides {strides_t}"
+            )
         self.shape: tuple[int, ...] = shape_t
         self.strides: tuple[int, ...] = strides_t
-        self._shape: Shape = np.array(shape_t, dtype=np.int64)
-        self._strides: Strides = np.array(strides_t, dtype=np.int64)
         self.dims = len(shape_t)
-        self.size = int(np.prod(shape_t)) if shape_t else 1
-        if self.size > 0:
-            last = sum((s - 1) * st for s, st in zip(shape_t, strides_t, strict=True))
-            if any(st < 0 for st in strides_t) or last >= len(storage):
-                raise IndexingError(
-                    f"storage of length {len(storage)} is too small for shape {shape_t} "
-                    f"with strides {strides_t}"
-                )
+        self.size = size
+        self._contiguous = strides is None or is_contiguous_layout(shape_t, strides_t)
+        # The shape and strides as the integer arrays kernels take, made on first use.
+        self._arrays: builtins.tuple[Shape, Strides] | None = None
+
+    @property
+    def version(self) -> VersionCounter:
+        """The in-place write counter of the storage, shared with every view of it."""
+        if self._version is None:
+            self._version = VersionCounter()
+        return self._version
 
     @property
     def storage(self) -> Storage:
@@ -283,11 +329,18 @@ class TensorData:
 
     def tuple(self) -> builtins.tuple[Storage, Shape, Strides]:
         """Return ``(storage, shape, strides)`` as kernels take them."""
-        return self._storage, self._shape, self._strides
+        arrays = self._arrays
+        if arrays is None:
+            if self.strides == _row_major_strides(self.shape):
+                arrays = _row_major_arrays(self.shape)
+            else:
+                arrays = (np.array(self.shape, np.int64), np.array(self.strides, np.int64))
+            self._arrays = arrays
+        return self._storage, arrays[0], arrays[1]
 
     def is_contiguous(self) -> bool:
         """True if the strides are row-major for the shape (size-1 dimensions ignored)."""
-        return is_contiguous_layout(self.shape, self.strides)
+        return self._contiguous
 
     @staticmethod
     def shape_broadcast(shape_a: UserShape, shape_b: UserShape) -> builtins.tuple[int, ...]:
@@ -334,7 +387,7 @@ class TensorData:
         """Iterate over every index in row-major order."""
         index = np.zeros(self.dims, dtype=np.int64)
         for i in range(self.size):
-            to_index(i, self._shape, index)
+            to_index(i, self.tuple()[1], index)
             yield tuple(int(x) for x in index)
 
     def sample(self, rng: np.random.Generator | None = None) -> builtins.tuple[int, ...]:

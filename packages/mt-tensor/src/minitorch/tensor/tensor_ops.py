@@ -196,7 +196,8 @@ class TensorOps:
         kernel = cls.zip_kernel(fn)
 
         def apply(a: Tensor, b: Tensor) -> Tensor:
-            shape = a.shape if a.shape == b.shape else shape_broadcast(a.shape, b.shape)
+            a_shape, b_shape = a.shape, b.shape
+            shape = a_shape if a_shape == b_shape else shape_broadcast(a_shape, b_shape)
             out = _output(a, shape)
             kernel(*out.tuple(), *a.tuple(), *b.tuple())
             return out
@@ -236,7 +237,13 @@ class TensorOps:
 
 def _output(like: Tensor, shape: tuple[int, ...]) -> Tensor:
     """A new tensor on ``like``'s backend for a kernel to fill (uninitialised storage)."""
-    return like.make(like.backend.ops.storage_empty(prod(shape)), shape, backend=like.backend)
+    storage = like.backend.ops.storage_empty(prod(shape))
+    return type(like)(TensorData(storage, shape), backend=like.backend)
+
+
+def expand(t: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """A contiguous constant copy of ``t`` broadcast to ``shape`` (one ``id_map``)."""
+    return t.backend.id_map(t, t.zeros(shape))
 
 
 def _as_batch3(t: Tensor, batch: tuple[int, ...]) -> TensorData:
@@ -255,7 +262,7 @@ def _as_batch3(t: Tensor, batch: tuple[int, ...]) -> TensorData:
         return td
     full = (1,) * (len(batch) - len(own)) + own
     shape = (*batch, rows, cols)
-    src = t.contiguous() if full == batch else t.backend.id_map(t, t.zeros(shape))
+    src = t.contiguous() if full == batch else expand(t, shape)
     return TensorData(src.tensor_data.storage, (prod(batch), rows, cols))
 
 
