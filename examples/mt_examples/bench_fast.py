@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from minitorch.fast import FastBackend
-from minitorch.tensor import Tensor, from_numpy
+from minitorch.tensor import from_numpy
 from mt_examples import bench
 from mt_examples.bench import ELEMENTWISE, Row, best_time, import_torch, markdown_table
 
@@ -102,63 +102,50 @@ def matmul_rows(sizes: Sequence[int], repeat: int, torch: Any) -> list[Row]:
 
 
 def mlp_step_row(repeat: int, torch: Any, batch: int = 50, hidden: int = 100) -> Row:
-    """One forward+backward+SGD step of the example MLP (2 -> hidden -> hidden -> 1)."""
+    """One forward+backward+SGD step of an MLP (2 -> hidden -> hidden -> 1, ReLU, sigmoid)."""
     from minitorch.autodiff import SGD
-    from minitorch.operators import Module, Parameter
+    from minitorch.operators import Parameter
     from minitorch.tensor import rand
 
-    class Linear(Module):
-        def __init__(self, n_in: int, n_out: int, seed: int) -> None:
-            super().__init__()
-            self.weight = Parameter(rand((n_in, n_out), FastBackend, seed=seed) - 0.5)
-            self.bias = Parameter(rand((n_out,), FastBackend, seed=seed + 1) - 0.5)
+    def param(shape: tuple[int, ...], seed: int) -> Parameter:
+        return Parameter(rand(shape, FastBackend, seed=seed) - 0.5)
 
-        def forward(self, x: Tensor) -> Tensor:
-            return x @ self.weight.value + self.bias.value
-
-    class Network(Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.layer1 = Linear(2, hidden, 0)
-            self.layer2 = Linear(hidden, hidden, 2)
-            self.layer3 = Linear(hidden, 1, 4)
-
-        def forward(self, x: Tensor) -> Tensor:
-            h = self.layer1(x).relu()
-            h = self.layer2(h).relu()
-            return self.layer3(h).sigmoid()
-
+    sizes = [(2, hidden), (hidden, hidden), (hidden, 1)]
+    layers = [(param((n, m), 2 * k), param((m,), 2 * k + 1)) for k, (n, m) in enumerate(sizes)]
+    optim = SGD([p for layer in layers for p in layer], lr=0.1)
     rng = np.random.default_rng(3)
     xs = rng.random((batch, 2))
     ys = (xs[:, :1] < 0.5).astype(np.float64)
-    model = Network()
-    optim = SGD(model.parameters(), lr=0.1)
     x, y = from_numpy(xs, FastBackend), from_numpy(ys, FastBackend)
 
     def ours() -> None:
         optim.zero_grad()
-        p = model(x)
+        h = x
+        for w, b in layers[:-1]:
+            h = (h @ w.value + b.value).relu()
+        w, b = layers[-1]
+        p = (h @ w.value + b.value).sigmoid()
         loss = -(y * p.log() + (1.0 - y) * (1.0 - p).log()).mean()
         loss.backward()
         optim.step()
 
     torch_time = None
     if torch is not None:
-        tmodel = torch.nn.Sequential(
-            torch.nn.Linear(2, hidden),
-            torch.nn.ReLU(),
-            torch.nn.Linear(hidden, hidden),
-            torch.nn.ReLU(),
-            torch.nn.Linear(hidden, 1),
-            torch.nn.Sigmoid(),
+        nn = torch.nn
+        tmodel = nn.Sequential(
+            nn.Linear(2, hidden),
+            nn.ReLU(),
+            nn.Linear(hidden, hidden),
+            nn.ReLU(),
+            nn.Linear(hidden, 1),
+            nn.Sigmoid(),
         ).double()
         topt = torch.optim.SGD(tmodel.parameters(), lr=0.1)
         tx, ty = torch.from_numpy(xs), torch.from_numpy(ys)
 
         def theirs() -> None:
             topt.zero_grad()
-            loss = torch.nn.functional.binary_cross_entropy(tmodel(tx), ty)
-            loss.backward()
+            nn.functional.binary_cross_entropy(tmodel(tx), ty).backward()
             topt.step()
 
         torch_time = best_time(theirs, repeat)

@@ -36,7 +36,7 @@ from mt_examples.bench import Row, import_torch, step_times
 from mt_examples.support import HelpFormatter
 from mt_examples.train_mnist import Network
 
-__all__ = ["bench_step", "line", "main", "torch_network"]
+__all__ = ["HEADER", "bench_step", "line", "main", "run", "torch_network"]
 
 
 def line(row: Row, batch: int, threads: int) -> str:
@@ -132,29 +132,44 @@ def bench_step(batch: int, threads: int, repeat: int, torch: Any, dtype: Any) ->
     return row
 
 
+#: The column heads of ``line``.
+HEADER = (
+    f"{'batch':>5} {'threads':>7} {'ours best':>9} {'median':>9} {'torch best':>9} "
+    f"{'median':>9} {'ratio best':>8} {'median':>7}   (ms)"
+)
+
+
+def run(
+    batches: Sequence[int], threads: Sequence[int], repeat: int, torch: Any, dtype: Any
+) -> list[Row]:
+    """Print ``HEADER`` and a line per thread count and batch size (``bench_step``)."""
+    print(HEADER)
+    rows = []
+    for n in threads:
+        for batch in batches:
+            rows.append(bench_step(batch, n, repeat, torch, dtype))
+            print(line(rows[-1], batch, n), flush=True)
+    return rows
+
+
 def main(argv: Sequence[str] | None = None) -> list[Row]:
     """Run the benchmark and print the table."""
     cores = numba.config.NUMBA_NUM_THREADS
     p = argparse.ArgumentParser(
         prog="bench_nn", description=__doc__.split("\n\n")[0], formatter_class=HelpFormatter
     )
-    p.add_argument("--batch", type=int, nargs="+", default=[16, 64], help="batch sizes to run")
-    p.add_argument(
-        "--threads",
-        type=int,
-        nargs="+",
-        default=sorted({1, cores}),
-        help=f"thread counts to run (at most {cores})",
-    )
-    p.add_argument("--repeat", type=int, default=40, help="timed steps per side")
-    p.add_argument(
-        "--dtype",
-        choices=["float64", "float32"],
-        default="float64",
-        help="PyTorch's type (MiniTorch always computes in float64)",
-    )
-    p.add_argument("--quick", action="store_true", help="few steps, batch 16 only")
+    add = p.add_argument
+    add("--batch", type=int, nargs="+", default=[16, 64], help="batch sizes to run")
+    add("--threads", type=int, nargs="+", default=sorted({1, cores}),
+        help=f"thread counts to run (at most {cores})")  # fmt: skip
+    add("--repeat", type=int, default=40, help="timed steps per side")
+    add("--dtype", choices=["float64", "float32"], default="float64",
+        help="PyTorch's type (MiniTorch always computes in float64)")  # fmt: skip
+    add("--quick", action="store_true", help="few steps, batch 16 only")
     args = p.parse_args(argv)
+    for n in args.threads:
+        if not 1 <= n <= cores:
+            p.error(f"--threads {n}: must be between 1 and {cores}")
     if args.quick:
         args.batch, args.repeat = [16], 3
     torch = import_torch()
@@ -165,16 +180,4 @@ def main(argv: Sequence[str] | None = None) -> list[Row]:
         f"{torch.__version__ + ' CPU ' + args.dtype if torch else '(not installed)'}; "
         f"{args.repeat} steps each, alternating; load average {load:.1f} on {os.cpu_count()} CPUs"
     )
-    print(
-        f"{'batch':>5} {'threads':>7} {'ours best':>9} {'median':>9} {'torch best':>9} "
-        f"{'median':>9} {'ratio best':>8} {'median':>7}   (ms)"
-    )
-    rows = []
-    for threads in args.threads:
-        if not 1 <= threads <= cores:
-            p.error(f"--threads {threads}: must be between 1 and {cores}")
-        for batch in args.batch:
-            row = bench_step(batch, threads, args.repeat, torch, dtype)
-            print(line(row, batch, threads), flush=True)
-            rows.append(row)
-    return rows
+    return run(args.batch, args.threads, args.repeat, torch, dtype)

@@ -36,16 +36,16 @@ import os
 import time
 import timeit
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 from minitorch.autodiff import SGD
 from minitorch.operators import Parameter
-from minitorch.tensor import Tensor, TensorBackend, from_numpy, tensor
-from minitorch.tensor import backend as find_backend
+from minitorch.tensor import TensorBackend, from_numpy, tensor
 from mt_examples.bench import import_torch, microseconds_per_call
-from mt_examples.support import HelpFormatter, positive_int
+from mt_examples.support import HelpFormatter, backend_from_args, positive_int
 from mt_examples.train_tensor import bce_loss
 
 __all__ = [
@@ -71,10 +71,7 @@ MLP_BATCH, MLP_IN, MLP_HIDDEN, MLP_LR = 32, 2, 64, 0.05
 MLP_CALLS = 50
 
 #: The clocks ``--timer`` can choose.
-TIMERS: dict[str, Callable[[], float]] = {
-    "wall": time.perf_counter,
-    "cpu": time.process_time,
-}
+TIMERS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time.process_time}
 
 Stats = dict[str, float]
 
@@ -92,23 +89,32 @@ def mlp_data() -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
     return x, sign, weights
 
 
-def minitorch_cases(be: TensorBackend) -> dict[str, Callable[[], Any]]:
-    """Return the benchmark's zero-argument callables on MiniTorch backend ``be``."""
-    a, b = tensor([0.3], backend=be), tensor([0.6], backend=be)
-    ga = tensor([0.3], backend=be, requires_grad=True)
-    gb = tensor([0.6], backend=be, requires_grad=True)
+def _cases(
+    number: Callable[..., Any],
+    array: Callable[[np.ndarray], Any],
+    param: Callable[[np.ndarray], Any],
+    value: Callable[[Any], Any],
+    sgd: Callable[[list[Any]], Any],
+) -> dict[str, Callable[[], Any]]:
+    """The cases, written once for both libraries (their tensors share these methods).
+
+    ``number([v], requires_grad=...)`` makes a 1-element tensor, ``array`` a constant from a
+    NumPy array, ``param`` a trainable leaf, ``value(param)`` its tensor, ``sgd`` the optimizer.
+    """
+    a, b = number([0.3]), number([0.6])
+    ga, gb = number([0.3], requires_grad=True), number([0.6], requires_grad=True)
 
     def fwd_bwd() -> None:
         ga.grad = gb.grad = None
         ((ga * gb + ga).sigmoid().log()).sum().backward()
 
     x_np, sign_np, weights = mlp_data()
-    x, sign = from_numpy(x_np, be), from_numpy(sign_np, be)
-    params = [Parameter(from_numpy(w.copy(), be)) for w in weights]
-    opt = SGD(params, lr=MLP_LR)
+    x, sign = array(x_np), array(sign_np)
+    params = [param(w.copy()) for w in weights]
+    opt = sgd(params)
 
-    def mlp_step() -> Tensor:
-        w1, b1, w2, b2 = (p.value for p in params)
+    def mlp_step() -> Any:
+        w1, b1, w2, b2 = (value(p) for p in params)
         opt.zero_grad()
         loss = bce_loss((x @ w1 + b1).relu() @ w2 + b2, sign)
         loss.backward()
@@ -123,36 +129,26 @@ def minitorch_cases(be: TensorBackend) -> dict[str, Callable[[], Any]]:
     }
 
 
+def minitorch_cases(be: TensorBackend) -> dict[str, Callable[[], Any]]:
+    """Return the benchmark's zero-argument callables on MiniTorch backend ``be``."""
+    return _cases(
+        partial(tensor, backend=be),
+        partial(from_numpy, backend=be),
+        lambda x: Parameter(from_numpy(x, be)),
+        lambda p: p.value,
+        lambda ps: SGD(ps, lr=MLP_LR),
+    )
+
+
 def torch_cases(torch: Any) -> dict[str, Callable[[], Any]]:
     """Return the same callables written with PyTorch (float64 on the CPU)."""
-    a = torch.tensor([0.3], dtype=torch.float64)
-    b = torch.tensor([0.6], dtype=torch.float64)
-    ga = torch.tensor([0.3], dtype=torch.float64, requires_grad=True)
-    gb = torch.tensor([0.6], dtype=torch.float64, requires_grad=True)
-
-    def fwd_bwd() -> None:
-        ga.grad = gb.grad = None
-        ((ga * gb + ga).sigmoid().log()).sum().backward()
-
-    x_np, sign_np, weights = mlp_data()
-    x, sign = torch.from_numpy(x_np), torch.from_numpy(sign_np)
-    params = [torch.from_numpy(w.copy()).requires_grad_() for w in weights]
-    opt = torch.optim.SGD(params, lr=MLP_LR)
-
-    def mlp_step() -> Any:
-        w1, b1, w2, b2 = params
-        opt.zero_grad()
-        loss = -(((x @ w1 + b1).relu() @ w2 + b2) * sign).sigmoid().log().mean()
-        loss.backward()
-        opt.step()
-        return loss
-
-    return {
-        "a + b": lambda: a + b,
-        "a + b (grad)": lambda: ga + gb,
-        "fwd+bwd": fwd_bwd,
-        "mlp step": mlp_step,
-    }
+    return _cases(
+        partial(torch.tensor, dtype=torch.float64),
+        torch.from_numpy,
+        lambda x: torch.from_numpy(x).requires_grad_(),
+        lambda p: p,
+        lambda ps: torch.optim.SGD(ps, lr=MLP_LR),
+    )
 
 
 def time_call(fn: Callable[[], Any], number: int, repeat: int, timer: str = "wall") -> Stats:
@@ -205,43 +201,26 @@ def build_parser() -> argparse.ArgumentParser:
         description="Microseconds per operation on 1-element tensors, MiniTorch vs PyTorch.",
         formatter_class=HelpFormatter,
     )
-    p.add_argument(
-        "--backend",
-        nargs="+",
-        default=["simple"],
-        metavar="NAME",
-        help="MiniTorch backends to time (simple, fast with mt-fast installed)",
-    )
-    p.add_argument("--number", type=positive_int, default=1000, help="calls per timed round")
-    p.add_argument("--repeat", type=positive_int, default=5, help="timed rounds")
-    p.add_argument(
-        "--timer",
-        choices=list(TIMERS),
-        default="wall",
-        help="wall-clock time, or this process's CPU time",
-    )
-    p.add_argument(
+    add = p.add_argument
+    add("--backend", nargs="+", default=["simple"], metavar="NAME",
+        help="MiniTorch backends to time (simple, fast with mt-fast installed)")  # fmt: skip
+    add("--number", type=positive_int, default=1000, help="calls per timed round")
+    add("--repeat", type=positive_int, default=5, help="timed rounds")
+    add("--timer", choices=list(TIMERS), default="wall",
+        help="wall-clock time, or this process's CPU time")  # fmt: skip
+    add(
         "--no-torch",
         action="store_true",
         help="skip the PyTorch column even if torch is importable",
     )
-    p.add_argument(
-        "--nn-batch",
-        type=positive_int,
-        nargs="+",
-        default=[16, 64],
-        metavar="N",
-        help="batch sizes of the MNIST-step rows (bench_nn.py), run with --backend fast",
-    )
-    p.add_argument("--nn-repeat", type=positive_int, default=40, help="MNIST steps per side")
-    p.add_argument("--no-nn", action="store_true", help="skip the MNIST-step rows")
-    p.add_argument(
-        "--profile",
-        choices=CASES,
-        metavar="CASE",
+    add("--nn-batch", type=positive_int, nargs="+", default=[16, 64], metavar="N",
+        help="batch sizes of the MNIST-step rows (bench_nn.py), "
+        "run with --backend fast")  # fmt: skip
+    add("--nn-repeat", type=positive_int, default=40, help="MNIST steps per side")
+    add("--no-nn", action="store_true", help="skip the MNIST-step rows")
+    add("--profile", choices=CASES, metavar="CASE",
         help="instead of timing, run --number calls of CASE on the first backend under "
-        "cProfile and print the 25 functions with the most time of their own",
-    )
+        "cProfile and print the 25 functions with the most time of their own")  # fmt: skip
     return p
 
 
@@ -297,16 +276,9 @@ def _nn_rows(batches: Sequence[int], repeat: int, torch: Any) -> None:
 
     from mt_examples import bench_nn
 
-    threads = numba.config.NUMBA_NUM_THREADS
-    dtype = torch.float64 if torch is not None else None
     print(f"MNIST training step (bench_nn.py), float64, {repeat} steps each, alternating:")
-    print(
-        f"{'batch':>5} {'threads':>7} {'ours best':>9} {'median':>9} {'torch best':>9} "
-        f"{'median':>9} {'ratio best':>8} {'median':>7}   (ms)"
-    )
-    for batch in batches:
-        row = bench_nn.bench_step(batch, threads, repeat, torch, dtype)
-        print(bench_nn.line(row, batch, threads), flush=True)
+    dtype = torch.float64 if torch is not None else None
+    bench_nn.run(batches, [numba.config.NUMBA_NUM_THREADS], repeat, torch, dtype)
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, dict[str, Stats]]:
@@ -318,14 +290,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, dict[str, Stats]]:
     """
     parser = build_parser()
     args = parser.parse_args(argv)
-    backends = []
-    for name in dict.fromkeys(args.backend):
-        try:
-            backends.append(find_backend(name))
-        except LookupError as exc:
-            parser.error(f"argument --backend: {exc}")
-        except (ImportError, TypeError) as exc:
-            parser.error(f"argument --backend: backend {name!r} failed to load: {exc}")
+    backends = [backend_from_args(parser, name) for name in dict.fromkeys(args.backend)]
     if args.profile is not None:
         print(f"cProfile of {args.number} calls of {args.profile!r} on {backends[0].name}:")
         print(profile(minitorch_cases(backends[0])[args.profile], args.number))
