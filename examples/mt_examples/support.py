@@ -10,27 +10,28 @@ import argparse
 import math
 import sys
 from collections.abc import Callable, Iterable
-from functools import partial
+from dataclasses import dataclass, fields, replace
 from typing import Any, NoReturn
 
 __all__ = [
     "HelpFormatter",
     "MAX_EPOCHS",
+    "NNConfig",
     "DivergedError",
     "backend_from_args",
     "check_finite",
-    "download_data",
     "exit_with",
     "hint_missing",
     "int_between",
     "make_optimizer",
     "nn_epoch",
+    "nn_fit",
     "nn_parser",
+    "nn_run",
     "non_negative_int",
     "positive_float",
     "positive_int",
     "progress_bar",
-    "run_or_exit",
     "unit_interval",
 ]
 
@@ -102,14 +103,36 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         return super()._get_help_string(action)
 
 
-def nn_parser(prog: str, description: str, defaults: dict[str, Any]) -> argparse.ArgumentParser:
-    """Return a parser with the options every nn training script takes.
+@dataclass(frozen=True)
+class NNConfig:
+    """What every nn training script trains with; each script's config adds its own fields.
 
-    ``--data-dir``, ``--download``, ``--mirror``, ``--backend``, ``--epochs``,
-    ``--batch-size``, ``--lr``, ``--dropout``, ``--seed``, ``--threads`` and
-    ``--no-progress``; ``defaults`` gives ``backend``, ``epochs``, ``batch_size``, ``lr``,
-    ``dropout`` and ``seed``. Pass ``--backend`` and
-    ``--threads`` on to ``backend_from_args``.
+    Attributes:
+        epochs: passes over the training set.
+        batch_size: examples per step.
+        lr: learning rate.
+        dropout: dropout rate.
+        train_size: train on at most this many examples of a seeded shuffle (None: all).
+        seed: seeds the shuffle, the initial weights and dropout.
+        backend: a backend name (``fast``, ``cuda``, ``simple``) or a backend.
+        data_dir: the data folder (None: ``$MINITORCH_DATA``, else ``./data``).
+    """
+
+    epochs: int = 1
+    batch_size: int = 32
+    lr: float = 1e-3
+    dropout: float = 0.25
+    train_size: int | None = None
+    seed: int | None = 0
+    backend: Any = "fast"
+    data_dir: str | None = None
+
+
+def nn_parser(prog: str, description: str, defaults: NNConfig) -> argparse.ArgumentParser:
+    """Return a parser with the options every nn training script takes (see ``nn_run``).
+
+    ``defaults`` gives the defaults of ``--backend``, ``--epochs``, ``--batch-size``,
+    ``--lr``, ``--dropout`` and ``--seed``.
     """
     parser = argparse.ArgumentParser(prog, description=description, formatter_class=HelpFormatter)
     add = parser.add_argument
@@ -120,15 +143,15 @@ def nn_parser(prog: str, description: str, defaults: dict[str, Any]) -> argparse
     add("--mirror", metavar="URL",
         help="with --download: fetch <URL>/<dataset>/<file> instead of the usual public "
         "sources (default: $MINITORCH_MIRROR)")  # fmt: skip
-    add("--backend", default=defaults["backend"], choices=["fast", "cuda", "simple"],
+    add("--backend", default=defaults.backend, choices=["fast", "cuda", "simple"],
         help="tensor backend")  # fmt: skip
-    add("--epochs", type=int_between(1, MAX_EPOCHS), default=defaults["epochs"],
+    add("--epochs", type=int_between(1, MAX_EPOCHS), default=defaults.epochs,
         help="passes over the data")  # fmt: skip
-    add("--batch-size", type=positive_int, default=defaults["batch_size"],
+    add("--batch-size", type=positive_int, default=defaults.batch_size,
         help="examples per step")  # fmt: skip
-    add("--lr", type=positive_float, default=defaults["lr"], help="learning rate")
-    add("--dropout", type=unit_interval, default=defaults["dropout"], help="dropout rate")
-    add("--seed", type=int, default=defaults["seed"], help="random seed")
+    add("--lr", type=positive_float, default=defaults.lr, help="learning rate")
+    add("--dropout", type=unit_interval, default=defaults.dropout, help="dropout rate")
+    add("--seed", type=int, default=defaults.seed, help="random seed")
     add("--threads", type=positive_int,
         help="Numba threads (default: all cores; 1 can be faster on a busy machine)")  # fmt: skip
     add("--no-progress", action="store_true", help="hide the progress bars")
@@ -239,10 +262,9 @@ def nn_epoch(
 ) -> tuple[float, float, float]:
     """Train an mt-nn classifier for one pass over ``size`` examples in a shuffled order.
 
-    ``make_batch(indices)`` returns the input tensor and int labels of those examples (a
-    numpy index array drawn with ``rng.permutation``). Each step zeroes the gradients and
-    runs forward, negative log-likelihood, backward, step. ``epoch`` (``"2/4"``) labels the
-    progress bar and a divergence.
+    ``make_batch(indices)`` returns the input tensor and int labels of those examples. Each
+    step zeroes the gradients and runs forward, negative log-likelihood, backward, step.
+    ``epoch`` (``"2/4"``) labels the progress bar and a divergence.
 
     Returns:
         The mean loss and the accuracy (both running, over the pass) and the seconds taken.
@@ -282,32 +304,73 @@ def nn_epoch(
     return total / max(1, size), correct / max(1, size), time.perf_counter() - start
 
 
-def download_data(parser: argparse.ArgumentParser, args: argparse.Namespace, *readers: Any) -> None:
-    """With ``--download``, fetch what each mt-nn reader (``MNIST``, ``SST2``...) is missing.
+def nn_fit(
+    model: Any,
+    opt: Any,
+    make_batch: Callable[[Any], tuple[Any, Any]],
+    size: int,
+    measure: Callable[[int], tuple[dict[str, float], str]],
+    *,
+    epochs: int,
+    batch_size: int,
+    rng: Any,
+    progress: bool,
+    log: Callable[[str], None],
+) -> dict[str, Any]:
+    """Train for ``epochs`` passes of ``nn_epoch``, measuring and logging each.
 
-    A download that fails ends the script with one line (exit status 2).
+    After each pass ``measure(epoch)`` returns the held-out figures and their words in the
+    pass's log line.
+
+    Returns:
+        ``history`` (per pass: ``train_loss``, ``train_accuracy`` and what ``measure``
+        returned), ``epoch_seconds``, ``seconds_per_epoch`` and the ``model``.
     """
-    if not args.download:
-        return
+    history: dict[str, list[float]] = {"train_loss": [], "train_accuracy": []}
+    seconds: list[float] = []
+    for epoch in range(1, epochs + 1):
+        label = f"{epoch}/{epochs}"
+        loss, acc, took = nn_epoch(model, opt, make_batch, size, batch_size, rng, label, progress)
+        figures, words = measure(epoch)
+        for key, value in {"train_loss": loss, "train_accuracy": acc, **figures}.items():
+            history.setdefault(key, []).append(value)
+        seconds.append(took)
+        ms = f"{took / -(-size // batch_size) * 1000:.1f} ms/step"
+        log(f"epoch {label}  train loss {loss:.4f} acc {acc:.4f}  {words}  {took:.1f} s ({ms})")
+    mean = sum(seconds) / len(seconds) if seconds else 0.0
+    return {"history": history, "epoch_seconds": seconds, "seconds_per_epoch": mean, "model": model}
+
+
+def nn_run(
+    parser: argparse.ArgumentParser,
+    args: argparse.Namespace,
+    title: str,
+    train: Callable[..., dict[str, Any]],
+    defaults: NNConfig,
+    readers: Iterable[Any],
+    usage_errors: tuple[type[BaseException], ...],
+    **extra: Any,
+) -> dict[str, Any]:
+    """Run an nn script's ``train`` from its parsed ``args``; one line, not a traceback, if not.
+
+    Loads ``--backend`` (with ``--threads``), fetches with ``--download`` what each mt-nn
+    reader of ``readers`` (``MNIST``, ``SST2``...) is missing, prints the config (``defaults``
+    with every field that ``args`` sets) and calls ``train(config, progress=..., **extra)``.
+    A failed download or one of ``usage_errors`` ends the script with status 2, a diverged
+    loss with status 1.
+    """
     from minitorch.nn import DownloadError
 
-    for reader in readers:
-        fetch = partial(reader.download, args.data_dir, mirror=args.mirror)
-        run_or_exit(parser, partial(fetch, progress=not args.no_progress), (DownloadError,))
-
-
-def run_or_exit(
-    parser: argparse.ArgumentParser,
-    run: Callable[[], Any],
-    usage_errors: tuple[type[BaseException], ...],
-) -> Any:
-    """Return ``run()``, or end the script with a one-line error instead of a traceback.
-
-    One of ``usage_errors`` exits with status 2, ``DivergedError`` with status 1.
-    """
+    be = backend_from_args(parser, args.backend, args.threads)
+    names = [f.name for f in fields(defaults) if f.name != "backend"]
+    config = replace(defaults, backend=be, **{k: getattr(args, k) for k in names})
     try:
-        return run()
+        for reader in readers if args.download else ():
+            reader.download(args.data_dir, mirror=args.mirror, progress=not args.no_progress)
+        shown = " ".join(f"{k}={getattr(config, k)}" for k in names)
+        print(f"{title}: {shown} backend={be.name}")
+        return train(config, progress=not args.no_progress, **extra)
     except DivergedError as exc:
         exit_with(parser.prog, exc)
-    except usage_errors as exc:
+    except (DownloadError, *usage_errors) as exc:
         parser.error(str(exc))

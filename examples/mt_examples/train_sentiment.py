@@ -10,18 +10,16 @@ after each epoch the accuracy on the 872 sentences of the SST-2 dev set is print
     python examples/train_sentiment.py --download             # fetch SST-2 and GloVe, train
     python examples/train_sentiment.py --train-size 5000 --epochs 1
 
-The data folder holds ``sst2/train.tsv``, ``sst2/dev.tsv`` and ``glove/glove.6B.50d.txt``
-(or a vocabulary-restricted ``glove/glove50_sst2.txt.gz``): ``--data-dir``, else
-``MINITORCH_DATA``, else ``./data``. ``--download`` fetches what is missing (SST-2 is 7 MB,
-GloVe's archive 822 MB), checked against SHA-256; ``--mirror URL`` names another source.
-``main(argv)`` and ``train(...)`` can also be imported.
+The data folder holds ``sst2/{train,dev}.tsv`` and ``glove/glove.6B.50d.txt`` (or a
+vocabulary-restricted ``glove/glove50_sst2.txt.gz``); SST-2 is 7 MB, GloVe's archive 822 MB.
+``main(argv)`` and ``train(SentimentConfig(...))`` can also be imported.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -41,29 +39,35 @@ from minitorch.nn import max as tensor_max
 from minitorch.operators import Module
 from minitorch.tensor import Tensor, TensorBackend, from_numpy
 from minitorch.tensor import backend as find_backend
-from mt_examples.support import (
-    backend_from_args,
-    download_data,
-    nn_epoch,
-    nn_parser,
-    positive_int,
-    run_or_exit,
-)
+from mt_examples.support import NNConfig, nn_fit, nn_parser, nn_run, positive_int
 
-__all__ = ["DEFAULTS", "SentimentCNN", "Vocabulary", "build_parser", "main", "train"]
+__all__ = [
+    "DEFAULTS",
+    "SentimentCNN",
+    "SentimentConfig",
+    "Vocabulary",
+    "build_parser",
+    "main",
+    "train",
+]
 
-DEFAULTS: dict[str, Any] = {
-    "epochs": 3,
-    "batch_size": 64,
-    "lr": 1e-3,
-    "filters": 100,
-    "dropout": 0.25,
-    "max_length": 60,
-    "train_size": None,
-    "seed": 0,
-    "backend": "fast",
-}
 
+@dataclass(frozen=True)
+class SentimentConfig(NNConfig):
+    """What ``train`` trains: ``NNConfig`` with this script's defaults and options.
+
+    Attributes:
+        filters: output channels of each convolution.
+        max_length: cut sentences to this many tokens.
+    """
+
+    epochs: int = 3
+    batch_size: int = 64
+    filters: int = 100
+    max_length: int = 60
+
+
+DEFAULTS = SentimentConfig()
 KERNEL_WIDTHS = (3, 4, 5)
 
 
@@ -157,33 +161,12 @@ def accuracy(
 
 
 def train(
-    data_dir: str | os.PathLike[str] | None = None,
-    *,
-    epochs: int = DEFAULTS["epochs"],
-    batch_size: int = DEFAULTS["batch_size"],
-    lr: float = DEFAULTS["lr"],
-    filters: int = DEFAULTS["filters"],
-    dropout: float = DEFAULTS["dropout"],
-    max_length: int = DEFAULTS["max_length"],
-    train_size: int | None = DEFAULTS["train_size"],
-    seed: int | None = DEFAULTS["seed"],
-    backend: str | TensorBackend = DEFAULTS["backend"],
-    progress: bool = True,
-    log: Callable[[str], None] = print,
+    config: SentimentConfig = DEFAULTS, *, progress: bool = True, log: Callable[[str], None] = print
 ) -> dict[str, Any]:
-    """Train ``SentimentCNN`` on SST-2; return per-epoch figures, timings and the model.
+    """Train ``SentimentCNN`` on SST-2 with Adam; return per-epoch figures, timings and the model.
 
     Args:
-        data_dir: the data folder (default ``$MINITORCH_DATA``, else ``./data``).
-        epochs: passes over the training phrases.
-        batch_size: phrases per step.
-        lr: Adam's learning rate.
-        filters: output channels of each convolution.
-        dropout: dropout rate.
-        max_length: cut sentences to this many tokens.
-        train_size: train on the first this many phrases of a seeded shuffle (None: all).
-        seed: seeds the shuffle, the initial weights and dropout.
-        backend: a backend name or a backend.
+        config: what to train.
         progress: show a progress bar per epoch.
         log: where the per-epoch lines go.
 
@@ -191,16 +174,17 @@ def train(
         DatasetError: if a data file is missing, corrupt or empty.
         DivergedError: if the loss becomes NaN or infinite.
     """
-    be = find_backend(backend) if isinstance(backend, str) else backend
-    train_set = SST2.load(data_dir, "train")
-    dev_set = SST2.load(data_dir, "dev")
+    c = config
+    be = find_backend(c.backend) if isinstance(c.backend, str) else c.backend
+    train_set = SST2.load(c.data_dir, "train")
+    dev_set = SST2.load(c.data_dir, "dev")
     words = {w for s in train_set.sentences + dev_set.sentences for w in s}
-    glove = GloVe.load(data_dir, 50, vocab=words)
+    glove = GloVe.load(c.data_dir, 50, vocab=words)
     vocab = Vocabulary(glove)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(c.seed)
     order = rng.permutation(len(train_set))
-    if train_size is not None:
-        order = order[:train_size]
+    if c.train_size is not None:
+        order = order[: c.train_size]
     x_train = [vocab.ids(train_set.sentences[i]) for i in order]
     y_train = train_set.labels[order]
     if not len(y_train) or not len(dev_set.labels):
@@ -208,39 +192,32 @@ def train(
         raise DatasetError(f"the SST-2 {split} split has no phrases: nothing to train or measure")
     x_dev = [vocab.ids(s) for s in dev_set.sentences]
     y_dev = dev_set.labels
-    model = SentimentCNN(glove.dim, filters, dropout, be, None if seed is None else seed + 1)
-    opt = Adam(model.parameters(), lr=lr)
-    history: dict[str, list[float]] = {"train_loss": [], "train_accuracy": [], "dev_accuracy": []}
-    epoch_seconds = []
+    model = SentimentCNN(
+        glove.dim, c.filters, c.dropout, be, None if c.seed is None else c.seed + 1
+    )
+    opt = Adam(model.parameters(), lr=c.lr)
 
     def make_batch(idx: npt.NDArray[np.int64]) -> tuple[Tensor, npt.NDArray[np.int64]]:
-        x = vocab.batch([x_train[i] for i in idx], max_length)
+        x = vocab.batch([x_train[i] for i in idx], c.max_length)
         return from_numpy(x, backend=be), y_train[idx]
 
-    for epoch in range(1, epochs + 1):
-        loss, acc, seconds = nn_epoch(
-            model, opt, make_batch, len(y_train), batch_size, rng, f"{epoch}/{epochs}", progress
-        )
-        dev_acc = accuracy(model, vocab, x_dev, y_dev, be, max_length)
-        epoch_seconds.append(seconds)
-        history["train_loss"].append(loss)
-        history["train_accuracy"].append(acc)
-        history["dev_accuracy"].append(dev_acc)
-        log(
-            f"epoch {epoch}/{epochs}  train loss {loss:.4f} acc {acc:.4f}  "
-            f"dev acc {dev_acc:.4f} ({len(y_dev)} sentences)  {seconds:.1f} s"
-        )
+    def measure(epoch: int) -> tuple[dict[str, float], str]:
+        acc = accuracy(model, vocab, x_dev, y_dev, be, c.max_length)
+        return {"dev_accuracy": acc}, f"dev acc {acc:.4f} ({len(y_dev)} sentences)"
+
+    fitted = nn_fit(
+        model, opt, make_batch, len(y_train), measure,
+        epochs=c.epochs, batch_size=c.batch_size, rng=rng, progress=progress, log=log,
+    )  # fmt: skip
+    dev = fitted["history"].get("dev_accuracy", [float("nan")])
     return {
-        "history": history,
+        **fitted,
+        "backend": be.name,
         "train_phrases": len(y_train),
         "dev_sentences": len(y_dev),
-        "dev_accuracy": history["dev_accuracy"][-1] if epochs else float("nan"),
-        "best_dev_accuracy": float(np.max(history["dev_accuracy"])) if epochs else float("nan"),
-        "epoch_seconds": epoch_seconds,
-        "seconds_per_epoch": float(np.mean(epoch_seconds)) if epoch_seconds else 0.0,
+        "dev_accuracy": dev[-1],
+        "best_dev_accuracy": max(dev),
         "glove_coverage": len(glove) / max(1, len(words)),
-        "backend": be.name,
-        "model": model,
     }
 
 
@@ -249,9 +226,9 @@ def build_parser() -> argparse.ArgumentParser:
     description = "Train a conv1d sentiment classifier on SST-2 with GloVe embeddings."
     p = nn_parser("train_sentiment", description, DEFAULTS)
     add = p.add_argument
-    add("--filters", type=positive_int, default=DEFAULTS["filters"],
+    add("--filters", type=positive_int, default=DEFAULTS.filters,
         help="output channels of each convolution")  # fmt: skip
-    add("--max-length", type=positive_int, default=DEFAULTS["max_length"],
+    add("--max-length", type=positive_int, default=DEFAULTS.max_length,
         help="cut sentences to this many tokens")  # fmt: skip
     add("--train-size", type=positive_int, help="train on this many phrases (default: all 67,349)")
     return p
@@ -266,14 +243,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     """
     parser = build_parser()
     args = parser.parse_args(argv)
-    be = backend_from_args(parser, args.backend, args.threads)
-    download_data(parser, args, SST2, GloVe)  # GloVe's 822 MB only if its vectors are missing
-    options = {k: getattr(args, k) for k in DEFAULTS if k != "backend"}
-    print("SST-2: " + " ".join(f"{k}={v}" for k, v in options.items()) + f" backend={be.name}")
-    result = run_or_exit(
-        parser,
-        lambda: train(args.data_dir, backend=be, progress=not args.no_progress, **options),
-        (DatasetError, ValueError),
+    # GloVe's 822 MB are fetched only if its vectors are missing.
+    result = nn_run(
+        parser, args, "SST-2", train, DEFAULTS, [SST2, GloVe], (DatasetError, ValueError)
     )
     print(
         f"done: {result['train_phrases']} training phrases, dev accuracy "

@@ -160,8 +160,8 @@ def test_both_scripts_take_the_shared_run_options(module: ModuleType) -> None:
     assert (args.seed, args.threads, args.no_progress) == (3, 1, True)
     defaults = module.build_parser().parse_args([])
     assert (defaults.epochs, defaults.batch_size) == (
-        module.DEFAULTS["epochs"],
-        module.DEFAULTS["batch_size"],
+        module.DEFAULTS.epochs,
+        module.DEFAULTS.batch_size,
     )
     assert_help_is_complete(module.build_parser())
 
