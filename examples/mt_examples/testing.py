@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib.util
+import io
 import os
 import shutil
 import socket
@@ -42,6 +43,19 @@ def assert_help_is_complete(parser: argparse.ArgumentParser) -> None:
         assert text.count("(default:") <= 1, text
         assert "(default: None)" not in text
         assert "(default: False)" not in text
+
+
+def exit_message(main: Callable[[list[str]], Any], argv: str | list[str], code: int = 2) -> str:
+    """Run a script's ``main(argv)``, which must exit with ``code``; return its stderr.
+
+    ``argv`` is a list or a string split on spaces. The message must not be a traceback.
+    """
+    err = io.StringIO()
+    with pytest.raises(SystemExit) as exc, contextlib.redirect_stderr(err):
+        main(argv.split() if isinstance(argv, str) else argv)
+    assert exc.value.code == code, err.getvalue()
+    assert "Traceback" not in err.getvalue()
+    return err.getvalue()
 
 
 def in_ci() -> bool:

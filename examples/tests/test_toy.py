@@ -1,5 +1,6 @@
 """Fast checks of the toy-dataset examples (``train_scalar``, ``train_tensor``) and their
-benchmarks: a few epochs of training, the command line, a tiny benchmark run.
+benchmarks: a few epochs of training, the command line, tiny benchmark runs, bench_tensor's
+MLP step against PyTorch and its profiler.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from types import ModuleType
 import numpy as np
 import pytest
 from mt_examples import bench_scalar, bench_tensor, train_scalar, train_tensor
-from mt_examples.testing import assert_help_is_complete
+from mt_examples.testing import assert_help_is_complete, exit_message
 from mt_examples.toy import ToyConfig
 
 from minitorch.autodiff import Scalar, topological_sort
@@ -117,23 +118,13 @@ def test_main_prints_progress_and_summary(
         ("--epochs 99999999999999999999999", "expected an integer in [1, 1000000]"),
     ],
 )
-def test_cli_rejects_bad_arguments(
-    script: ModuleType, capsys: pytest.CaptureFixture[str], argv: str, message: str
-) -> None:
-    with pytest.raises(SystemExit) as exc:
-        script.main(argv.split())
-    assert exc.value.code == 2
-    assert message in capsys.readouterr().err
+def test_cli_rejects_bad_arguments(script: ModuleType, argv: str, message: str) -> None:
+    assert message in exit_message(script.main, argv)
 
 
-def test_a_diverging_loss_stops_with_one_line(
-    script: ModuleType, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_diverging_loss_stops_with_one_line(script: ModuleType) -> None:
     argv = "--points 6 --hidden 3 --epochs 50 --lr 1e300 --optimizer sgd --no-progress"
-    with pytest.raises(SystemExit) as exc:
-        script.main(argv.split())
-    assert exc.value.code == 1
-    err = capsys.readouterr().err.strip()
+    err = exit_message(script.main, argv, code=1).strip()
     assert "training diverged (try a smaller --lr); stopped" in err
     assert len(err.splitlines()) == 1
 
@@ -171,34 +162,21 @@ def no_backend_packages(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.usefixtures("no_backend_packages")
 @pytest.mark.parametrize("module", [train_tensor, bench_tensor], ids=["train", "bench"])
-def test_backend_not_installed_is_an_argparse_error(
-    capsys: pytest.CaptureFixture[str], module: ModuleType
-) -> None:
-    with pytest.raises(SystemExit) as exc:
-        module.main(["--backend", "fast"])
-    assert exc.value.code == 2
-    err = capsys.readouterr().err
+def test_backend_not_installed_is_an_argparse_error(module: ModuleType) -> None:
+    err = exit_message(module.main, "--backend fast")
     assert "argument --backend: backend 'fast' is not installed" in err
     assert "pip install mt-fast" in err
 
 
-def test_unknown_backend_lists_the_known_ones(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as exc:
-        train_tensor.main(["--backend", "no-such-backend"])
-    assert exc.value.code == 2
-    assert "known backends: [" in capsys.readouterr().err
+def test_unknown_backend_lists_the_known_ones() -> None:
+    assert "known backends: [" in exit_message(train_tensor.main, "--backend no-such-backend")
 
 
-def test_cuda_without_a_gpu_is_a_one_line_error(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_cuda_without_a_gpu_is_a_one_line_error(monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("minitorch.cuda")
     monkeypatch.delenv("NUMBA_ENABLE_CUDASIM", raising=False)
     monkeypatch.setattr("minitorch.cuda.is_available", lambda: False)
-    with pytest.raises(SystemExit) as exc:
-        train_tensor.main(["--backend", "cuda", "--epochs", "1"])
-    assert exc.value.code == 2
-    assert "no CUDA GPU found" in capsys.readouterr().err
+    assert "no CUDA GPU found" in exit_message(train_tensor.main, "--backend cuda --epochs 1")
 
 
 def test_help_shows_each_default_once_and_helps_every_option(script: ModuleType) -> None:
@@ -259,6 +237,31 @@ def test_bench_tensor_cases_compute_the_expression() -> None:
     assert fns["a + b (grad)"]().requires_grad
     for _ in range(2):
         assert fns["fwd+bwd"]() is None
+
+
+def test_mlp_step_matches_pytorch_step_by_step() -> None:
+    torch = pytest.importorskip("torch")
+    ours = bench_tensor.minitorch_cases(SimpleBackend)["mlp step"]
+    theirs = bench_tensor.torch_cases(torch)["mlp step"]
+    losses = [(ours().item(), theirs().item()) for _ in range(3)]
+    for mine, reference in losses:
+        assert mine == pytest.approx(reference, rel=1e-9)
+    assert losses[2][0] < losses[0][0]  # SGD is training the network
+
+
+def test_mlp_data_is_the_documented_batch() -> None:
+    x, sign, weights = bench_tensor.mlp_data()
+    assert x.shape == (bench_tensor.MLP_BATCH, bench_tensor.MLP_IN)
+    assert set(sign.ravel()) <= {1.0, -1.0}
+    assert [w.shape for w in weights] == [(2, 64), (64,), (64, 1), (1,)]
+
+
+def test_profile_prints_where_the_time_goes(capsys: pytest.CaptureFixture[str]) -> None:
+    assert bench_tensor.main(["--profile", "a + b", "--number", "5", "--no-torch"]) == {}
+    out = capsys.readouterr().out
+    assert "cProfile of 5 calls of 'a + b' on simple" in out
+    assert "tottime" in out
+    assert "apply" in out  # Function.apply is on the path of every operation
 
 
 def test_progress_bar_writes_rarely_when_stderr_is_not_a_terminal(

@@ -55,45 +55,71 @@ def _evaluate(text: str) -> object:
     return evaluate(text, {"x": 2.0, "y": 0.5})
 
 
-@pytest.mark.task1_4
+def _explore(code: str) -> object:
+    return explore((2, 3), code)
+
+
+STRIDES = (_explore, parse_shape)
+# What the pages refuse, and the words of the message: expressions and variable lists
+# (ExpressionError, task 1.4), then shapes and calls on t (StrideError, which keeps the
+# library's own message; task 2.1).
+REFUSED = [
+    (_evaluate, "__import__('os')", "calling __import__(...) is not allowed"),
+    (_evaluate, "__import__('os').system('true')", "method .system() is not allowed"),
+    (_evaluate, "x.__class__", "the attribute .__class__ is not allowed"),
+    (_evaluate, "x.data", "the attribute .data is not allowed"),
+    (_evaluate, "x ** 2", "the operator ** is not allowed"),
+    (_evaluate, "x.log(2)", ".log() takes no arguments"),
+    (_evaluate, "x.backward()", "method .backward() is not allowed"),
+    (_evaluate, "z + 1", "unknown name 'z'"),
+    (_evaluate, "'a' + x", "only numbers are allowed"),
+    (_evaluate, "True * x", "only numbers are allowed"),
+    (_evaluate, "[x][0]", "is not allowed"),
+    (_evaluate, "x if y else x", "is not allowed"),
+    (_evaluate, "lambda: x", "is not allowed"),
+    (_evaluate, "x < y", "a comparison is not allowed"),
+    (_evaluate, "(x", "not a valid expression"),
+    (_evaluate, "1 / 0", "division by zero"),
+    (_evaluate, "x / 0", "division by zero"),  # Scalar division alone would give inf
+    (_evaluate, "x / (y - 0.5)", "division by zero"),
+    (_evaluate, "2 + 3", "does not use any variable"),
+    (_evaluate, "", "type an expression"),
+    (_evaluate, "x + " * 100 + "x", "characters long"),
+    (parse_variables, "x", "needs a value"),
+    (parse_variables, "x = a", "not a number"),
+    (parse_variables, "x = 1, x = 2", "declared twice"),
+    (parse_variables, "x = 1, \uff58 = 2", "declared twice"),  # full-width x is x (NFKC)
+    (parse_variables, "1x = 2", "not a usable variable name"),
+    (parse_variables, "for = 2", "not a usable variable name"),
+    (parse_variables, "x = inf", "must be finite"),
+    (parse_variables, " , ", "declare at least one variable"),
+    (_explore, "t.permute(1, 0).view(6)", "contiguous"),
+    (_explore, "t.view(4)", "cannot view"),
+    (_explore, "t.permute(0)", "not a permutation"),
+    (_explore, "t.reshape(6)", "not one of"),
+    (_explore, "t.view(n)", "must be integers"),
+    (_explore, "__import__('os')", "chain of calls on t"),
+    (_explore, "t.view(1, 1, 1, 6)", "at most 3"),
+    (parse_shape, "", "1 to 3 dimensions"),
+    (parse_shape, "2, x", "a list of whole numbers"),
+    (parse_shape, "0, 3", "at least 1"),
+    (parse_shape, "1, 2, 3, 4", "1 to 3 dimensions"),
+    (parse_shape, "11, 11", "has 121 elements"),
+]
+
+
 @pytest.mark.parametrize(
     ("parse", "text", "message"),
     [
-        (_evaluate, "__import__('os')", "calling __import__(...) is not allowed"),
-        (_evaluate, "__import__('os').system('true')", "method .system() is not allowed"),
-        (_evaluate, "x.__class__", "the attribute .__class__ is not allowed"),
-        (_evaluate, "x.data", "the attribute .data is not allowed"),
-        (_evaluate, "x ** 2", "the operator ** is not allowed"),
-        (_evaluate, "x.log(2)", ".log() takes no arguments"),
-        (_evaluate, "x.backward()", "method .backward() is not allowed"),
-        (_evaluate, "z + 1", "unknown name 'z'"),
-        (_evaluate, "'a' + x", "only numbers are allowed"),
-        (_evaluate, "True * x", "only numbers are allowed"),
-        (_evaluate, "[x][0]", "is not allowed"),
-        (_evaluate, "x if y else x", "is not allowed"),
-        (_evaluate, "lambda: x", "is not allowed"),
-        (_evaluate, "x < y", "a comparison is not allowed"),
-        (_evaluate, "(x", "not a valid expression"),
-        (_evaluate, "1 / 0", "division by zero"),
-        (_evaluate, "x / 0", "division by zero"),  # Scalar division alone would give inf
-        (_evaluate, "x / (y - 0.5)", "division by zero"),
-        (_evaluate, "2 + 3", "does not use any variable"),
-        (_evaluate, "", "type an expression"),
-        (_evaluate, "x + " * 100 + "x", "characters long"),
-        (parse_variables, "x", "needs a value"),
-        (parse_variables, "x = a", "not a number"),
-        (parse_variables, "x = 1, x = 2", "declared twice"),
-        (parse_variables, "x = 1, \uff58 = 2", "declared twice"),  # full-width x is x (NFKC)
-        (parse_variables, "1x = 2", "not a usable variable name"),
-        (parse_variables, "for = 2", "not a usable variable name"),
-        (parse_variables, "x = inf", "must be finite"),
-        (parse_variables, " , ", "declare at least one variable"),
+        pytest.param(*c, marks=pytest.mark.task2_1 if c[0] in STRIDES else pytest.mark.task1_4)
+        for c in REFUSED
     ],
 )
-def test_expressions_and_variable_lists_are_refused_with_a_clear_message(
+def test_what_the_pages_cannot_show_is_refused_with_a_clear_message(
     parse: Callable[[str], object], text: str, message: str
 ) -> None:
-    with pytest.raises(ExpressionError) as exc:
+    error = StrideError if parse in STRIDES else ExpressionError
+    with pytest.raises(error) as exc:
         parse(text)
     assert message in str(exc.value)
 
@@ -132,13 +158,8 @@ def test_graph_nodes_and_dot() -> None:
     assert "Add (output)" in source
     assert "grad 4" in source
     assert source.count("->") == sum(len(n.inputs) for n in nodes)
-
-
-@pytest.mark.task1_4
-def test_graph_of_a_leaf_used_directly() -> None:
-    x = Scalar(3.0, name="x")
-    out = x.exp()
-    assert [n.kind for n in graph_nodes(out)] == ["output", "variable"]
+    # A leaf used directly: the output's one input is the variable.
+    assert [n.kind for n in graph_nodes(Scalar(3.0, name="x").exp())] == ["output", "variable"]
 
 
 # --- strides -----------------------------------------------------------------------------
@@ -171,36 +192,6 @@ def test_three_dims_positions_follow_the_strides() -> None:
     for index in np.ndindex(*view.shape):
         assert view.positions[index] == sum(i * s for i, s in zip(index, view.strides, strict=True))
     assert position_formula((3, 1, 2), view.strides) == "3*1 + 1*12 + 2*4 = 23"
-
-
-def _explore(code: str) -> object:
-    return explore((2, 3), code)
-
-
-@pytest.mark.task2_1
-@pytest.mark.parametrize(
-    ("parse", "text", "message"),
-    [
-        (_explore, "t.permute(1, 0).view(6)", "contiguous"),
-        (_explore, "t.view(4)", "cannot view"),
-        (_explore, "t.permute(0)", "not a permutation"),
-        (_explore, "t.reshape(6)", "not one of"),
-        (_explore, "t.view(n)", "must be integers"),
-        (_explore, "__import__('os')", "chain of calls on t"),
-        (_explore, "t.view(1, 1, 1, 6)", "at most 3"),
-        (parse_shape, "", "1 to 3 dimensions"),
-        (parse_shape, "2, x", "a list of whole numbers"),
-        (parse_shape, "0, 3", "at least 1"),
-        (parse_shape, "1, 2, 3, 4", "1 to 3 dimensions"),
-        (parse_shape, "11, 11", "has 121 elements"),
-    ],
-)
-def test_shapes_and_calls_the_page_cannot_show_keep_the_library_message(
-    parse: Callable[[str], object], text: str, message: str
-) -> None:
-    with pytest.raises(StrideError) as exc:
-        parse(text)
-    assert message in str(exc.value)
 
 
 # --- training ------------------------------------------------------------------------------

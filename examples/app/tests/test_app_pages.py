@@ -73,7 +73,7 @@ def _chart_of(at: AppTest, name: str) -> dict[str, dict[str, Any]]:
 
 
 @pytest.mark.task0_5
-def test_datasets_page_plots_all_six_with_n_points() -> None:
+def test_datasets_page_plots_all_six_with_n_points_and_the_seed() -> None:
     at = open_page("datasets")
     figures = charts(at)
     assert len(figures) == 6
@@ -86,10 +86,6 @@ def test_datasets_page_plots_all_six_with_n_points() -> None:
     assert not at.exception
     assert all(sum(len(t["x"]) for t in f["data"]) == 40 for f in charts(at))
 
-
-@pytest.mark.task0_5
-def test_datasets_page_seed_changes_the_points_and_labels_match_the_rule() -> None:
-    at = open_page("datasets")
     before = _chart_of(at, "simple")  # label 1 left of x1 = 0.5
     at.number_input(key="seed").set_value(7).run()
     after = _chart_of(at, "simple")
@@ -110,13 +106,18 @@ def _start_training(at: AppTest, stop_training: list) -> Any:
 
 
 @pytest.mark.parametrize(
-    ("backend", "dataset"),
+    ("backend", "dataset", "grid"),
     [
-        pytest.param("simple", "simple", marks=pytest.mark.task2_5),
-        pytest.param("scalar", "diag", marks=pytest.mark.task1_5),  # a network of Scalars
+        pytest.param("simple", "simple", 21, marks=pytest.mark.task2_5),
+        pytest.param("scalar", "diag", 21, marks=pytest.mark.task1_5),  # a network of Scalars
+        pytest.param("fast", "xor", 41, marks=pytest.mark.task3_5),  # it draws a finer grid
     ],
 )
-def test_train_page_trains(backend: str, dataset: str, stop_training: list) -> None:
+def test_train_page_trains(backend: str, dataset: str, grid: int, stop_training: list) -> None:
+    from mt_examples.explorer.training import backend_problem
+
+    if backend_problem(backend):
+        missing(f"the {backend} backend", backend_problem(backend) or "")
     at = open_page("train", {"backend": backend, "epochs": "4", "points": "10", "hidden": "3"})
     assert at.selectbox(key="backend").value == backend
     assert at.info[0].value.startswith("Choose the settings")
@@ -124,7 +125,7 @@ def test_train_page_trains(backend: str, dataset: str, stop_training: list) -> N
 
     job = _start_training(at, stop_training)
     assert (job.config.backend, job.config.dataset) == (backend, dataset)
-    assert job.join(timeout=60)
+    assert job.join(timeout=300)  # the first fast run may compile the kernels
     at.run()
     assert not at.exception
     p = job.snapshot()
@@ -139,26 +140,9 @@ def test_train_page_trains(backend: str, dataset: str, stop_training: list) -> N
     assert traces(loss)["loss"]["y"] == pytest.approx(p.losses)
     assert len(p.losses) == 4
     probs = traces(boundary)["P(y = 1)"]["z"]
-    assert len(probs) == len(probs[0]) > 1
+    assert len(probs) == len(probs[0]) == grid
     assert len(traces(boundary)["y = 0"]["x"]) + len(traces(boundary)["y = 1"]["x"]) == 10
     assert at.button(key="train").disabled is False
-
-
-@pytest.mark.task3_5
-def test_train_page_trains_on_the_fast_backend(stop_training: list) -> None:
-    from mt_examples.explorer.training import backend_problem
-
-    if backend_problem("fast"):
-        missing("the fast backend", backend_problem("fast") or "")
-    at = open_page("train", {"backend": "fast", "epochs": "20", "points": "20"})
-    job = _start_training(at, stop_training)
-    assert job.config.backend == "fast"
-    assert job.join(timeout=120)  # the first run may compile the kernels
-    at.run()
-    assert job.snapshot().status == "done", job.snapshot().error
-    assert metrics(at)["epoch"] == "20/20"
-    (boundary, _) = charts(at)
-    assert len(traces(boundary)["P(y = 1)"]["z"]) == 41  # the fast backend draws finer
 
 
 @pytest.mark.task2_5
