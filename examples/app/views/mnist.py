@@ -12,8 +12,8 @@ import numpy as np
 import streamlit as st
 from mt_examples.explorer.mnist import (
     MnistError,
+    feature_maps,
     find_checkpoint,
-    first_layer,
     load_model,
     nn_problem,
     predict,
@@ -93,24 +93,19 @@ if loaded is not None and predictions is not None:
     )
     st.metric("correct on these images", f"{np.mean(predictions == labels):.0%}")
     st.caption(f"Checkpoint {loaded.path}" + (f" ({meta})" if meta else ""))
-    try:
-        layer = first_layer(loaded.model)
-    except MnistError as exc:
-        st.info(str(exc))
-        st.stop()
-    filters = layer.filters
-    st.subheader(f"First layer `{layer.name}`: {filters.shape[0]} filters of {filters.shape[2:]}")
+    filters = loaded.model.conv1.weight.value.to_numpy()
+    st.subheader(f"First layer `conv1`: {filters.shape[0]} filters of {filters.shape[2:]}")
     st.plotly_chart(
         filters_figure(filters[:, 0], [f"filter {k}" for k in range(len(filters))]),
         key="filters_chart",
         config=CONFIG,
     )
     pick = st.slider("Feature maps of image", 0, len(images) - 1, 0, key="pick")
-    maps = layer.feature_maps(images[pick])
+    maps = feature_maps(loaded.model, images[pick])
     image_column, maps_column = st.columns([1, 6])
     image_column.image(images[pick], caption=f"image {pick}", width="stretch")
     maps_column.plotly_chart(
-        filters_figure(maps, [f"{layer.name} map {k}" for k in range(len(maps))]),
+        filters_figure(maps, [f"conv1 map {k}" for k in range(len(maps))]),
         key="maps_chart",
         config=CONFIG,
     )

@@ -1,4 +1,4 @@
-"""MNIST for the explorer: sample images, a checkpoint's predictions, the first layer.
+"""MNIST for the explorer: sample images, a checkpoint's predictions, the first layer's maps.
 
 Everything is reused, nothing is redefined here: the images come from mt-nn's reader
 (``minitorch.nn.MNIST.load``), the network is ``Network`` of ``examples/train_mnist.py``,
@@ -23,19 +23,6 @@ from typing import Any
 import numpy as np
 
 from minitorch.operators import Module
-
-__all__ = [
-    "CHECKPOINT_ENV",
-    "FirstLayer",
-    "LoadedModel",
-    "MnistError",
-    "find_checkpoint",
-    "first_layer",
-    "load_model",
-    "nn_problem",
-    "predict",
-    "sample_images",
-]
 
 #: A checkpoint to show, if set.
 CHECKPOINT_ENV = "MINITORCH_CHECKPOINT"
@@ -130,61 +117,21 @@ def load_model(path: Path) -> LoadedModel:
     return LoadedModel(model, path, metadata)
 
 
-def _batch(images: np.ndarray, like: Any) -> Any:
-    """Images ``(B, 28, 28)`` in 0-255 as a ``(B, 1, 28, 28)`` tensor in [0, 1]."""
-    from minitorch.tensor import from_numpy
-
-    x = images.reshape(len(images), 1, 28, 28).astype(np.float64) / 255.0
-    return from_numpy(x, backend=like.backend)
-
-
 def predict(model: Module, images: np.ndarray) -> np.ndarray:
     """Return the model's predicted digit for each image."""
     from minitorch.tensor import no_grad
+    from mt_examples.train_mnist import to_tensor
 
-    like = model.parameters()[0].value
     with no_grad():
-        scores = model(_batch(images, like)).to_numpy()
+        scores = model(to_tensor(images, model.conv1.weight.value.backend)).to_numpy()
     return np.asarray(scores.argmax(axis=1))
 
 
-@dataclass(frozen=True)
-class FirstLayer:
-    """The first convolution of a model.
+def feature_maps(model: Module, image: np.ndarray) -> np.ndarray:
+    """Return the first convolution's output (``conv1``, before its ReLU) for one image."""
+    from minitorch.tensor import no_grad
+    from mt_examples.train_mnist import to_tensor
 
-    Attributes:
-        name: its name in the model (``conv1``).
-        module: the layer.
-        filters: its weight as ``(out, in, kh, kw)``.
-    """
-
-    name: str
-    module: Module
-    filters: np.ndarray
-
-    def feature_maps(self, image: np.ndarray) -> np.ndarray:
-        """Return this layer's output (before any activation) for one image: ``(out, h, w)``."""
-        from minitorch.tensor import no_grad
-
-        like = self.module.parameters()[0].value
-        with no_grad():
-            out = self.module(_batch(image[None], like)).to_numpy()
-        return np.asarray(out[0])
-
-
-def first_layer(model: Module) -> FirstLayer:
-    """Return the model's first layer with a 4-D parameter (its first convolution).
-
-    Only modules without children count, so a container is never taken for a layer.
-
-    Raises:
-        MnistError: if the model has none.
-    """
-    for name, module in model.named_modules():
-        if module is model or module.children():
-            continue
-        for _, param in module.named_parameters():
-            value = param.value
-            if getattr(value, "dims", 0) == 4:
-                return FirstLayer(name, module, np.asarray(value.to_numpy()))
-    raise MnistError("the model has no convolution layer (no 4-D weight) to show")
+    conv = model.conv1
+    with no_grad():
+        return np.asarray(conv(to_tensor(image[None], conv.weight.value.backend)).to_numpy()[0])
