@@ -18,17 +18,6 @@ import numpy as np
 
 from mt_examples.support import HelpFormatter
 
-__all__ = [
-    "ELEMENTWISE",
-    "Row",
-    "best_time",
-    "import_torch",
-    "markdown_table",
-    "microseconds_per_call",
-    "parser",
-    "step_times",
-]
-
 #: The elementwise rows of the backend benchmarks: ``(row name, backend method, NumPy
 #: function, torch function name, inputs)``.
 ELEMENTWISE: list[tuple[str, str, Callable[..., Any], str, int]] = [

@@ -36,8 +36,6 @@ from mt_examples.bench import Row, import_torch, step_times
 from mt_examples.support import HelpFormatter
 from mt_examples.train_mnist import Network
 
-__all__ = ["HEADER", "bench_step", "line", "main", "run", "torch_network"]
-
 
 def line(row: Row, batch: int, threads: int) -> str:
     """Format a row: best and median step time of each side (ms), and their ratios."""

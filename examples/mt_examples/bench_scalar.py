@@ -29,8 +29,6 @@ from minitorch.autodiff import Inv, Scalar
 from mt_examples.bench import microseconds_per_call
 from mt_examples.support import HelpFormatter, positive_int
 
-__all__ = ["OPS_PER_BLOCK", "build_graph", "build_parser", "main", "run"]
-
 #: Operations added to the graph by each block of ``build_graph``.
 OPS_PER_BLOCK = 8
 

@@ -48,19 +48,6 @@ from mt_examples.bench import import_torch, microseconds_per_call
 from mt_examples.support import HelpFormatter, backend_from_args, positive_int
 from mt_examples.train_tensor import bce_loss
 
-__all__ = [
-    "CASES",
-    "TIMERS",
-    "build_parser",
-    "main",
-    "minitorch_cases",
-    "mlp_data",
-    "profile",
-    "run",
-    "time_call",
-    "torch_cases",
-]
-
 #: The benchmarked cases, in table order.
 CASES = ("a + b", "a + b (grad)", "fwd+bwd", "mlp step")
 

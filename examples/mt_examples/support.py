@@ -13,28 +13,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields, replace
 from typing import Any, NoReturn
 
-__all__ = [
-    "HelpFormatter",
-    "MAX_EPOCHS",
-    "NNConfig",
-    "DivergedError",
-    "backend_from_args",
-    "check_finite",
-    "exit_with",
-    "hint_missing",
-    "int_between",
-    "make_optimizer",
-    "nn_epoch",
-    "nn_fit",
-    "nn_parser",
-    "nn_run",
-    "non_negative_int",
-    "positive_float",
-    "positive_int",
-    "progress_bar",
-    "unit_interval",
-]
-
 #: The most epochs any script accepts: far beyond a useful run, far below an overflow.
 MAX_EPOCHS = 1_000_000
 

@@ -30,8 +30,6 @@ from mt_examples.support import (
     progress_bar,
 )
 
-__all__ = ["DEFAULT_LR", "ToyConfig", "ToyResult", "build_parser", "fit", "main"]
-
 #: The default learning rate of each optimizer.
 DEFAULT_LR = {"sgd": 0.5, "adam": 0.05}
 

@@ -53,17 +53,6 @@ from mt_examples.support import (
     positive_int,
 )
 
-__all__ = [
-    "DEFAULTS",
-    "MnistConfig",
-    "Network",
-    "build_parser",
-    "evaluate",
-    "main",
-    "to_tensor",
-    "train",
-]
-
 
 @dataclass(frozen=True)
 class MnistConfig(NNConfig):

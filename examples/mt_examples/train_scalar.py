@@ -29,18 +29,6 @@ from mt_examples import toy
 from mt_examples.support import make_optimizer
 from mt_examples.toy import ToyConfig, ToyResult, fit, make_data
 
-__all__ = [
-    "DEFAULTS",
-    "Linear",
-    "Network",
-    "accuracy",
-    "build_parser",
-    "main",
-    "point_loss",
-    "train",
-    "train_epoch",
-]
-
 #: Defaults measured to reach >= 95% training accuracy on simple, diag, split and xor
 #: (see the mt-autodiff README for the figures).
 DEFAULTS = ToyConfig(hidden=6, epochs=300, backend="scalar")

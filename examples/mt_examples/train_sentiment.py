@@ -41,16 +41,6 @@ from minitorch.tensor import Tensor, TensorBackend, from_numpy
 from minitorch.tensor import backend as find_backend
 from mt_examples.support import NNConfig, nn_fit, nn_parser, nn_run, positive_int
 
-__all__ = [
-    "DEFAULTS",
-    "SentimentCNN",
-    "SentimentConfig",
-    "Vocabulary",
-    "build_parser",
-    "main",
-    "train",
-]
-
 
 @dataclass(frozen=True)
 class SentimentConfig(NNConfig):

@@ -31,17 +31,6 @@ from mt_examples import toy
 from mt_examples.support import make_optimizer
 from mt_examples.toy import ToyConfig, ToyResult, fit, make_data
 
-__all__ = [
-    "DEFAULTS",
-    "Linear",
-    "Network",
-    "accuracy",
-    "bce_loss",
-    "build_parser",
-    "main",
-    "train",
-]
-
 #: Defaults measured to reach >= 95% training accuracy on simple, diag, split and xor with
 #: the simple backend and seed 0 (100, 100, 100 and 98%); 500 epochs leave split at 94%
 #: with these initial weights. A numpy replica of the same model reaches >= 95% on all four

@@ -14,8 +14,6 @@ import graphviz
 
 from minitorch.autodiff import Scalar, topological_sort
 
-__all__ = ["GraphNode", "graph_nodes", "node_derivatives", "to_dot"]
-
 
 @dataclass(frozen=True)
 class GraphNode:

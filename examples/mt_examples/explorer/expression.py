@@ -26,15 +26,6 @@ from dataclasses import dataclass
 
 from minitorch.autodiff import Scalar
 
-__all__ = [
-    "MAX_LENGTH",
-    "METHODS",
-    "Evaluation",
-    "ExpressionError",
-    "evaluate",
-    "parse_variables",
-]
-
 #: The methods an expression may call.
 METHODS = ("log", "exp", "sigmoid", "relu")
 #: The longest expression accepted, in characters (keeps the graph readable).

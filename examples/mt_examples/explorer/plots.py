@@ -14,17 +14,6 @@ from plotly.subplots import make_subplots
 
 from minitorch.operators import Graph
 
-__all__ = [
-    "CONFIG",
-    "LABEL_COLORS",
-    "boundary_figure",
-    "dataset_figure",
-    "filters_figure",
-    "loss_figure",
-    "storage_figure",
-    "tensor_figure",
-]
-
 #: Plotly options for ``st.plotly_chart(..., config=CONFIG)``: no toolbar over the titles.
 CONFIG = {"displayModeBar": False}
 #: Marker colour of each label.

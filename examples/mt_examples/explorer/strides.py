@@ -16,17 +16,6 @@ import numpy as np
 
 from minitorch.tensor import Tensor, index_to_position, tensor
 
-__all__ = [
-    "MAX_DIMS",
-    "MAX_SIZE",
-    "Step",
-    "StrideError",
-    "StrideView",
-    "explore",
-    "parse_shape",
-    "position_formula",
-]
-
 #: The most dimensions the page draws (a grid per index of the first of three).
 MAX_DIMS = 3
 #: The most elements the page draws.

@@ -27,17 +27,6 @@ from minitorch.autodiff import no_grad
 from minitorch.operators import Graph, Module
 from mt_examples.toy import ToyConfig, ToyResult
 
-__all__ = [
-    "BACKENDS",
-    "Progress",
-    "TrainingConfig",
-    "TrainingJob",
-    "TrainingStopped",
-    "backend_problem",
-    "config_from_query",
-    "probability_grid",
-]
-
 #: Backend name -> what it is, in the order the page offers them.
 BACKENDS = {
     "fast": "tensors, parallel Numba kernels (mt-fast)",
