@@ -96,23 +96,16 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 def best_time(fn: Callable[[], Any], repeat: int, sync: Callable[[], None] | None = None) -> float:
     """Return the best wall time of ``repeat`` calls of ``fn``, after one warm-up call.
 
-    Args:
-        fn: the call to time.
-        repeat: how many timed calls.
-        sync: called after each call, inside the timing, to wait for work that ``fn`` only
-            queues (a GPU's kernels); ``None`` for work that is done when ``fn`` returns.
+    ``sync`` is called after each call, inside the timing, to wait for work that ``fn`` only
+    queues (a GPU's kernels).
     """
-    fn()
-    if sync is not None:
-        sync()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
+
+    def call() -> None:
         fn()
         if sync is not None:
             sync()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+
+    return min(step_times([call], repeat, warmup=1)[0])
 
 
 def step_times(fns: Sequence[Callable[[], Any]], repeat: int, warmup: int = 3) -> list[list[float]]:
@@ -134,11 +127,6 @@ def step_times(fns: Sequence[Callable[[], Any]], repeat: int, warmup: int = 3) -
 
 
 def microseconds_per_call(seconds: Sequence[float], calls: int) -> dict[str, float]:
-    """Return ``{"best": us, "median": us}`` per call, for rounds of ``calls`` calls each.
-
-    Args:
-        seconds: the time of each round.
-        calls: how many calls (operations) each round made.
-    """
+    """Return ``{"best": us, "median": us}`` per call, for rounds of ``calls`` calls each."""
     per_call = [s / calls * 1e6 for s in seconds]
     return {"best": min(per_call), "median": statistics.median(per_call)}

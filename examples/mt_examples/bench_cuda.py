@@ -1,14 +1,11 @@
 """Benchmark the CUDA backend on a GPU, beside PyTorch CUDA when it is installed.
 
-Rows: float64 matmul in GFLOP/s (256 to 4096), map and zip in GB/s (1e7 and 1e8
-elements), sums over each dimension of a matrix in GB/s, and one training step of the
-MNIST network of ``train_mnist.py`` (with mt-nn). Each row is the best of ``--repeat`` timings
-after a warm-up call (which also compiles the kernel); the GPU is synchronised before
-every clock reading. GB/s counts the bytes an operation must read and write (8 per
-float64 element), so it is comparable with the GPU's memory bandwidth.
-
-It needs a real CUDA GPU: it refuses to run on Numba's CUDA simulator, whose timings
-mean nothing.
+Rows: float64 matmul in GFLOP/s, map and zip in GB/s, sums over each dimension of a matrix
+in GB/s (the bytes an operation must read and write, comparable with the GPU's memory
+bandwidth), and one training step of ``train_mnist.Network`` (with mt-nn). Each row is the
+best of ``--repeat`` timings after a warm-up call (which also compiles the kernel), the GPU
+synchronised before every clock reading. It refuses to run on Numba's CUDA simulator,
+whose timings mean nothing.
 
     hatch run bench:cuda            # the full table
     hatch run bench:cuda --quick    # small sizes, a smoke test on a GPU
@@ -17,6 +14,7 @@ mean nothing.
 from __future__ import annotations
 
 import importlib.util
+import operator
 import sys
 from collections.abc import Callable, Sequence
 from functools import partial
@@ -24,8 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from minitorch.cuda import CudaBackend, is_available
-from minitorch.cuda.device import simulator_enabled
+from minitorch.cuda import CudaBackend, is_available, simulator_enabled
 from minitorch.tensor import from_numpy
 from mt_examples import bench
 from mt_examples.bench import ELEMENTWISE, Row, best_time, import_torch, markdown_table
@@ -101,16 +98,12 @@ def reduce_rows(sides: Sequence[int], repeat: int, torch: Any) -> list[Row]:
         x = rng.random((side, side))
         a = from_numpy(x, CudaBackend)
         tx = torch.from_numpy(x).cuda() if torch is not None else None
-        for dim in (0, 1):
+        for d in (0, 1):
+            ours = partial(CudaBackend.add_reduce, a, d)
+            theirs = partial(tx.sum, d, keepdim=True) if tx is not None else None
+            work = 8.0 * (side * side + side)
             rows.append(
-                _measure(
-                    f"sum dim {dim} {side}x{side}",
-                    lambda a=a, d=dim: CudaBackend.add_reduce(a, d),
-                    (lambda tx=tx, d=dim: tx.sum(d, keepdim=True)) if tx is not None else None,
-                    repeat,
-                    torch,
-                    nbytes=8.0 * (side * side + side),
-                )
+                _measure(f"sum dim {d} {side}x{side}", ours, theirs, repeat, torch, nbytes=work)
             )
     return rows
 
@@ -124,19 +117,15 @@ def matmul_rows(sizes: Sequence[int], repeat: int, torch: Any) -> list[Row]:
         a, b = from_numpy(x, CudaBackend), from_numpy(y, CudaBackend)
         theirs = None
         if torch is not None:
-            tx, ty = torch.from_numpy(x).cuda(), torch.from_numpy(y).cuda()
-            theirs = lambda tx=tx, ty=ty: tx @ ty  # noqa: E731
+            theirs = partial(torch.matmul, torch.from_numpy(x).cuda(), torch.from_numpy(y).cuda())
         reps = max(1, repeat if n <= 1024 else repeat // 3)
-        rows.append(
-            _measure(
-                f"matmul {n}x{n}", lambda a=a, b=b: a @ b, theirs, reps, torch, flops=2.0 * n**3
-            )
-        )
+        ours = partial(operator.matmul, a, b)
+        rows.append(_measure(f"matmul {n}x{n}", ours, theirs, reps, torch, flops=2.0 * n**3))
     return rows
 
 
 def mnist_step_row(repeat: int, torch: Any, batch: int = 16) -> Row:
-    """One training step of ``train_mnist.Network`` and of ``bench_nn``'s PyTorch twin."""
+    """One training step of ``train_mnist.Network`` and of its PyTorch twin (``bench_nn``)."""
     name = f"MNIST train step b={batch}"
     if importlib.util.find_spec("minitorch.nn") is None:
         return Row(name, None, note="needs mt-nn (not installed)")
@@ -147,34 +136,10 @@ def mnist_step_row(repeat: int, torch: Any, batch: int = 16) -> Row:
 
 
 def _mnist_step(name: str, repeat: int, torch: Any, batch: int) -> Row:
-    from minitorch.autodiff import SGD
-    from minitorch.nn import nll_loss
-    from mt_examples.bench_nn import torch_network
-    from mt_examples.train_mnist import Network
+    from mt_examples.bench_nn import mnist_steps
 
-    rng = np.random.default_rng(4)
-    xs = rng.random((batch, 1, 28, 28))
-    labels = rng.integers(0, 10, size=batch)
-    model = Network(CudaBackend, seed=0)
-    optim = SGD(model.parameters(), lr=0.01)
-    x = from_numpy(xs, CudaBackend)
-
-    def ours() -> None:
-        optim.zero_grad()
-        nll_loss(model(x), labels).backward()
-        optim.step()
-
-    theirs = None
-    if torch is not None:
-        net = torch_network(torch, model, torch.float64).cuda()
-        topt = torch.optim.SGD(net.parameters(), lr=0.01)
-        tx, ty = torch.from_numpy(xs).cuda(), torch.from_numpy(labels).cuda()
-
-        def theirs() -> None:
-            topt.zero_grad()
-            torch.nn.functional.nll_loss(net(tx), ty).backward()
-            topt.step()
-
+    dtype = torch.float64 if torch is not None else None
+    ours, theirs = mnist_steps(CudaBackend, batch, torch, dtype, device="cuda")
     return _measure(name, ours, theirs, repeat, torch)
 
 
@@ -183,18 +148,6 @@ def format_table(rows: Sequence[Row]) -> str:
     header = ["operation", "MiniTorch CUDA", "PyTorch CUDA", "MiniTorch / PyTorch (time)", "note"]
     return markdown_table(
         header, [[r.name, r.cell(r.ours), r.cell(r.torch), r.ratio(r.torch), r.note] for r in rows]
-    )
-
-
-def build_rows(
-    sizes: Sequence[int], sides: Sequence[int], mats: Sequence[int], repeat: int, torch: Any
-) -> list[Row]:
-    """Every row of the table."""
-    return (
-        matmul_rows(mats, repeat, torch)
-        + elementwise_rows(sizes, repeat, torch)
-        + reduce_rows(sides, repeat, torch)
-        + [mnist_step_row(repeat, torch)]
     )
 
 
@@ -211,7 +164,9 @@ def main(argv: Sequence[str] | None = None) -> str:
 
     gpu = cuda.get_current_device()
     print(f"GPU: {gpu.name.decode() if isinstance(gpu.name, bytes) else gpu.name}, float64\n")
-    table = format_table(build_rows(sizes, sides, mats, args.repeat, torch))
+    rows = matmul_rows(mats, args.repeat, torch) + elementwise_rows(sizes, args.repeat, torch)
+    rows += [*reduce_rows(sides, args.repeat, torch), mnist_step_row(args.repeat, torch)]
+    table = format_table(rows)
     print(table)
     if torch is None:
         print("\n(PyTorch with CUDA is not installed: its column is empty.)")

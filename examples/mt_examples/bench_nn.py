@@ -1,19 +1,14 @@
 """Benchmark one MNIST training step of the course's network: MiniTorch vs PyTorch CPU.
 
-A step is what ``train_mnist.py`` does per batch: zero the gradients, forward (conv 1->4,
-ReLU, conv 4->8, ReLU, avgpool 4x4, linear 392->64, ReLU, dropout, linear 64->10,
-log-softmax), the negative log-likelihood, backward, and an SGD update. PyTorch runs the
-same network with the same weights (the course's convolution is PyTorch's with the input
-padded on the right and bottom only) in float64, MiniTorch's only type; ``--dtype float32``
-times PyTorch in its default type instead. Before timing, both networks' outputs are checked
-to agree.
-
+A step is what ``train_mnist.py`` does per batch: zero the gradients, forward, the negative
+log-likelihood, backward and an SGD update. PyTorch runs the same network from the same
+weights (the course's convolution is PyTorch's with the input padded on the right and
+bottom only), checked to agree first, in float64 (``--dtype float32``: PyTorch's default).
 Both sides are timed in this one run, alternating step by step so that a busy machine slows
-them alike; each row reports the best and the median of ``--repeat`` steps, and the ratio
-MiniTorch / PyTorch (lower is better). Both use the same number of threads, once per value
-of ``--threads`` (default: 1 and every core).
+them alike, with the same number of threads; each row gives the best and the median of
+``--repeat`` steps and the ratio MiniTorch / PyTorch (lower is better).
 
-    python examples/bench_nn.py                    # batch 16 and 64
+    python examples/bench_nn.py                    # batch 16 and 64, 1 thread and all
     python examples/bench_nn.py --quick            # a smoke test
 """
 
@@ -79,50 +74,61 @@ def torch_network(torch: Any, model: Network, dtype: Any) -> Any:
     return net
 
 
-def _check_same_function(torch: Any, model: Network, net: Any, x: np.ndarray, dtype: Any) -> None:
+def _check_same_function(torch: Any, model: Network, net: Any, x: np.ndarray, tx: Any) -> None:
     model.eval()
     net.eval()
     with no_grad():
-        ours = model(from_numpy(x, FastBackend)).to_numpy()
+        ours = model(from_numpy(x, model.conv1.weight.value.backend)).to_numpy()
     with torch.no_grad():
-        theirs = net(torch.from_numpy(x).to(dtype)).double().numpy()
+        theirs = net(tx).double().cpu().numpy()
     model.train()
     net.train()
-    tol = 1e-8 if dtype == torch.float64 else 1e-3
+    tol = 1e-8 if tx.dtype == torch.float64 else 1e-3
     if not np.allclose(ours, theirs, atol=tol):
         raise RuntimeError(f"the two networks disagree (max diff {np.abs(ours - theirs).max()})")
+
+
+def mnist_steps(
+    backend: Any, batch: int, torch: Any, dtype: Any, device: str = "cpu"
+) -> tuple[Callable[[], None], Callable[[], None] | None]:
+    """Return one SGD step of ``train_mnist.Network`` on ``backend`` and of its PyTorch twin.
+
+    The twin (None without ``torch``) runs on ``device`` in ``dtype``, from the same weights
+    and batch; the two networks' outputs are checked to agree first.
+    """
+    rng = np.random.default_rng(0)
+    x = rng.random((batch, 1, 28, 28))
+    y = rng.integers(0, 10, batch)
+    model = Network(backend, seed=0)
+    opt = SGD(model.parameters(), lr=0.01)
+    xt = from_numpy(x, backend)
+
+    def ours() -> None:
+        opt.zero_grad()
+        nll_loss(model(xt), y).backward()
+        opt.step()
+
+    if torch is None:
+        return ours, None
+    net = torch_network(torch, model, dtype).to(device)
+    tx, ty = torch.from_numpy(x).to(device, dtype), torch.from_numpy(y).to(device)
+    _check_same_function(torch, model, net, x, tx)
+    topt = torch.optim.SGD(net.parameters(), lr=0.01)
+
+    def theirs() -> None:
+        topt.zero_grad()
+        torch.nn.functional.nll_loss(net(tx), ty).backward()
+        topt.step()
+
+    return ours, theirs
 
 
 def bench_step(batch: int, threads: int, repeat: int, torch: Any, dtype: Any) -> Row:
     """Time ``repeat`` training steps of each network, alternating, after a warm-up."""
     numba.set_num_threads(threads)
-    rng = np.random.default_rng(0)
-    x = rng.random((batch, 1, 28, 28))
-    y = rng.integers(0, 10, batch)
-    model = Network(FastBackend, seed=0)
-    opt = SGD(model.parameters(), lr=0.01)
-    xt = from_numpy(x, FastBackend)
-
-    def ours() -> None:
-        opt.zero_grad()
-        loss = nll_loss(model(xt), y)
-        loss.backward()
-        opt.step()
-
-    theirs: Callable[[], None] | None = None
     if torch is not None:
         torch.set_num_threads(threads)
-        net = torch_network(torch, model, dtype)
-        _check_same_function(torch, model, net, x, dtype)
-        topt = torch.optim.SGD(net.parameters(), lr=0.01)
-        tx, ty = torch.from_numpy(x).to(dtype), torch.from_numpy(y)
-
-        def theirs() -> None:
-            topt.zero_grad()
-            loss = torch.nn.functional.nll_loss(net(tx), ty)
-            loss.backward()
-            topt.step()
-
+    ours, theirs = mnist_steps(FastBackend, batch, torch, dtype)
     times = step_times([ours] if theirs is None else [ours, theirs], repeat)
     row = Row(f"batch {batch}, {threads} threads", min(times[0]), ours_median=median(times[0]))
     if theirs is not None:

@@ -1,19 +1,12 @@
 """Benchmark the Scalar autodiff engine: microseconds per operation, forward and backward.
 
-Builds a graph of ``--ops`` Scalar operations (a fixed mix of ``* + sigmoid log neg exp inv
-relu``, each one ``ScalarFunction`` application, wired so that values stay finite and the
-output depends on every operation), then backpropagates from its output. Each of
-``--repeat`` rounds builds a fresh graph; the table shows the best and the median time per
-operation of
+Each of ``--repeat`` rounds builds a fresh graph of ``--ops`` Scalar operations
+(``build_graph``) and backpropagates from its output; the table gives the best and the
+median time per operation of ``forward`` (building the graph and its history),
+``backward`` and ``forward (no_grad)`` (the same operations on constants). The garbage
+collector is paused while a round is timed, as ``timeit`` does.
 
-- ``forward``: building the graph (values and history),
-- ``backward``: ``out.backward()`` through the whole graph,
-- ``forward (no_grad)``: the same operations on constants, recording no history.
-
-The garbage collector is paused while a round is timed, as ``timeit`` does.
-
-Run it with ``hatch run bench:scalar`` (or ``python examples/bench_scalar.py --ops 10000``).
-This is a benchmark, not a test: it asserts nothing about speed.
+    hatch run bench:scalar            # or: python examples/bench_scalar.py --ops 10000
 """
 
 from __future__ import annotations

@@ -1,32 +1,18 @@
 """Benchmark the per-operation overhead of MiniTorch tensors, next to PyTorch.
 
 On one-element float64 tensors the arithmetic is nothing, so the time is all overhead:
-argument checks, allocation, the backend's kernel dispatch, and recording history. Four
-cases, each timed with ``timeit`` (``--repeat`` rounds of ``--number`` calls, garbage
-collector paused):
+argument checks, allocation, the backend's kernel dispatch, and recording history. Each case
+is timed with ``timeit`` (``--repeat`` rounds of ``--number`` calls, garbage collector paused):
 
-- ``a + b``: two constants, no history;
-- ``a + b (grad)``: ``a`` and ``b`` require gradients, so the result records history;
-- ``fwd+bwd``: ``((a * b + a).sigmoid().log()).sum()`` then ``backward()`` (gradients
-  cleared before each call);
-- ``mlp step``: one SGD training step of a 2-layer MLP on a batch of 32 points of 2
-  features (``Linear(2, 64)``, ReLU, ``Linear(64, 1)``, the mean binary cross-entropy of
-  ``train_tensor.py``), the same network with the same weights in PyTorch; its rounds are
-  ``--number // 50`` calls (at least one).
+- ``a + b``: two constants; ``a + b (grad)``: the same, recording history;
+- ``fwd+bwd``: ``((a * b + a).sigmoid().log()).sum()``, then ``backward()``;
+- ``mlp step``: one SGD step of a 2-layer MLP (``Linear(2, 64)``, ReLU, ``Linear(64, 1)``,
+  ``train_tensor``'s loss) on 32 points, beside the same network with the same weights in
+  PyTorch; its rounds are ``--number // 50`` calls.
 
-The table gives the best and the median microseconds per call for each MiniTorch backend
-asked for (``--backend simple fast ...``) and, when ``torch`` is importable, for PyTorch
-on the CPU in the same run, then each backend's best time as a multiple of PyTorch's.
-``--timer cpu`` counts this process's CPU time instead of wall-clock time, which is
-steadier on a machine shared with other work.
-
-``--profile CASE`` prints where the time of one case goes (cProfile) instead of timing.
-
-With ``--backend fast``, the rows of ``bench_nn.py`` follow (one MNIST training step,
-``--nn-batch`` sizes, every core; ``--no-nn`` skips them).
-
-Run it with ``python examples/bench_tensor.py --backend simple``. This is a benchmark, not
-a test: it asserts nothing about speed.
+The table gives the best and the median microseconds per call of each ``--backend`` and of
+PyTorch on the CPU, then each backend's best time as a multiple of PyTorch's; with
+``--backend fast``, ``bench_nn.py``'s MNIST rows follow. ``--help`` lists the options.
 """
 
 from __future__ import annotations
@@ -195,11 +181,8 @@ def build_parser() -> argparse.ArgumentParser:
     add("--repeat", type=positive_int, default=5, help="timed rounds")
     add("--timer", choices=list(TIMERS), default="wall",
         help="wall-clock time, or this process's CPU time")  # fmt: skip
-    add(
-        "--no-torch",
-        action="store_true",
-        help="skip the PyTorch column even if torch is importable",
-    )
+    add("--no-torch", action="store_true",
+        help="skip the PyTorch column even if torch is importable")  # fmt: skip
     add("--nn-batch", type=positive_int, nargs="+", default=[16, 64], metavar="N",
         help="batch sizes of the MNIST-step rows (bench_nn.py), "
         "run with --backend fast")  # fmt: skip
