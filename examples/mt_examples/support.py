@@ -228,60 +228,6 @@ def exit_with(prog: str, exc: BaseException) -> NoReturn:
     raise SystemExit(1)
 
 
-def nn_epoch(
-    model: Any,
-    opt: Any,
-    make_batch: Callable[[Any], tuple[Any, Any]],
-    size: int,
-    batch_size: int,
-    rng: Any,
-    epoch: str,
-    progress: bool = True,
-) -> tuple[float, float, float]:
-    """Train an mt-nn classifier for one pass over ``size`` examples in a shuffled order.
-
-    ``make_batch(indices)`` returns the input tensor and int labels of those examples. Each
-    step zeroes the gradients and runs forward, negative log-likelihood, backward, step.
-    ``epoch`` (``"2/4"``) labels the progress bar and a divergence.
-
-    Returns:
-        The mean loss and the accuracy (both running, over the pass) and the seconds taken.
-
-    Raises:
-        DivergedError: as soon as a step's loss is NaN or infinite.
-    """
-    import time
-
-    import numpy as np
-
-    from minitorch.nn import nll_loss
-
-    order = rng.permutation(size)
-    bar = progress_bar(-(-size // batch_size), f"epoch {epoch}", "step", progress)
-    total, correct = 0.0, 0
-    start = time.perf_counter()
-    try:
-        for first in range(0, size, batch_size):
-            x, y = make_batch(order[first : first + batch_size])
-            opt.zero_grad()
-            out = model(x)
-            loss = nll_loss(out, y)
-            loss.backward()
-            opt.step()
-            total += check_finite(loss.item(), epoch) * len(y)
-            correct += int(np.sum(np.argmax(out.to_numpy(), axis=1) == y))
-            if bar is not None:
-                seen = first + len(y)
-                bar.update(1)
-                bar.set_postfix(
-                    loss=f"{total / seen:.4f}", acc=f"{correct / seen:.3f}", refresh=False
-                )
-    finally:
-        if bar is not None:
-            bar.close()
-    return total / max(1, size), correct / max(1, size), time.perf_counter() - start
-
-
 def nn_fit(
     model: Any,
     opt: Any,
@@ -295,25 +241,57 @@ def nn_fit(
     progress: bool,
     log: Callable[[str], None],
 ) -> dict[str, Any]:
-    """Train for ``epochs`` passes of ``nn_epoch``, measuring and logging each.
+    """Train an mt-nn classifier for ``epochs`` passes over ``size`` examples, shuffled by ``rng``.
 
-    After each pass ``measure(epoch)`` returns the held-out figures and their words in the
-    pass's log line.
+    ``make_batch(indices)`` returns the input tensor and int labels of those examples. Each
+    step zeroes the gradients and runs forward, negative log-likelihood, backward, step. After
+    each pass ``measure(epoch)`` returns the held-out figures and their words in its log line.
 
     Returns:
-        ``history`` (per pass: ``train_loss``, ``train_accuracy`` and what ``measure``
-        returned), ``epoch_seconds``, ``seconds_per_epoch`` and the ``model``.
+        ``history`` (per pass: ``train_loss`` and ``train_accuracy``, running over the pass,
+        and what ``measure`` returned), ``epoch_seconds``, ``seconds_per_epoch``, ``model``.
+
+    Raises:
+        DivergedError: as soon as a step's loss is NaN or infinite.
     """
+    import time
+
+    import numpy as np
+
+    from minitorch.nn import nll_loss
+
     history: dict[str, list[float]] = {"train_loss": [], "train_accuracy": []}
     seconds: list[float] = []
+    steps = -(-size // batch_size)
     for epoch in range(1, epochs + 1):
-        label = f"{epoch}/{epochs}"
-        loss, acc, took = nn_epoch(model, opt, make_batch, size, batch_size, rng, label, progress)
+        label, order = f"{epoch}/{epochs}", rng.permutation(size)
+        bar = progress_bar(steps, f"epoch {label}", "step", progress)
+        total, correct, start = 0.0, 0, time.perf_counter()
+        try:
+            for first in range(0, size, batch_size):
+                x, y = make_batch(order[first : first + batch_size])
+                opt.zero_grad()
+                out = model(x)
+                loss = nll_loss(out, y)
+                loss.backward()
+                opt.step()
+                total += check_finite(loss.item(), label) * len(y)
+                correct += int(np.sum(np.argmax(out.to_numpy(), axis=1) == y))
+                if bar is not None:
+                    seen = first + len(y)
+                    bar.update(1)
+                    bar.set_postfix(
+                        loss=f"{total / seen:.4f}", acc=f"{correct / seen:.3f}", refresh=False
+                    )
+        finally:
+            if bar is not None:
+                bar.close()
+        seconds.append(time.perf_counter() - start)
         figures, words = measure(epoch)
+        loss, acc = total / max(1, size), correct / max(1, size)
         for key, value in {"train_loss": loss, "train_accuracy": acc, **figures}.items():
             history.setdefault(key, []).append(value)
-        seconds.append(took)
-        ms = f"{took / -(-size // batch_size) * 1000:.1f} ms/step"
+        took, ms = seconds[-1], f"{seconds[-1] / steps * 1000:.1f} ms/step"
         log(f"epoch {label}  train loss {loss:.4f} acc {acc:.4f}  {words}  {took:.1f} s ({ms})")
     mean = sum(seconds) / len(seconds) if seconds else 0.0
     return {"history": history, "epoch_seconds": seconds, "seconds_per_epoch": mean, "model": model}
