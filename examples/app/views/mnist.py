@@ -1,8 +1,7 @@
 """MNIST: sample test images, the current checkpoint's predictions, the first layer's filters.
 
-Needs mt-nn and the MNIST files (``MINITORCH_DATA`` or the folder typed below); the
-predictions and filters need a checkpoint written by ``examples/train_mnist.py``. What is
-missing is named on the page.
+What is missing (mt-nn, the data, a checkpoint of ``examples/train_mnist.py``) is named on
+the page.
 """
 
 import os

@@ -1,9 +1,8 @@
 """Train: fit the course's network on a toy dataset, watching the loss and the boundary.
 
-Training runs in a background thread (``mt_examples.explorer.training.TrainingJob``) that calls the
-examples' own ``train(...)``. A fragment redraws the progress every half second while it
-runs, so the page stays responsive and the Stop button works at any time. The URL can
-preset the form: ``/train?dataset=spiral&backend=simple&epochs=100``.
+A background ``TrainingJob`` runs the examples' own ``train(...)``; a fragment redraws its
+progress every half second, so the page and its Stop button stay live. The URL can preset
+the form: ``/train?dataset=spiral&backend=simple&epochs=100``.
 """
 
 import streamlit as st

@@ -108,8 +108,7 @@ def evaluate(text: str, values: Mapping[str, float]) -> Evaluation:
     Raises:
         ExpressionError: if the text is empty, too long, not an expression, uses anything
             outside the whitelist or an undeclared name, divides by zero (an exact 0, whatever
-            Scalar division would give), or does not
-            depend on any variable.
+            Scalar division would give), or does not depend on any variable.
     """
     text = text.strip()
     if not text:

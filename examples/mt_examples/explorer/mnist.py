@@ -1,15 +1,8 @@
 """MNIST for the explorer: sample images, a checkpoint's predictions, the first layer's maps.
 
-Everything is reused, nothing is redefined here: the images come from mt-nn's reader
-(``minitorch.nn.MNIST.load``), the network is ``Network`` of ``examples/train_mnist.py``,
-and its weights come from a checkpoint that script wrote, through
-``minitorch.nn.load_checkpoint`` (which checks that the file fits the network).
-
-The page needs mt-nn and the MNIST files (a data folder, or ``MINITORCH_DATA``); the
-predictions and filters need a checkpoint too (``MINITORCH_CHECKPOINT``, else the newest
-``runs/**/*.npz`` whose path mentions ``mnist``; ``train_mnist.py`` writes
-``runs/mnist/mnist.npz``). Whatever is missing is reported as a ``MnistError`` that says
-what to do.
+The images come from mt-nn's reader, the network is ``train_mnist.Network`` and its weights
+a checkpoint that script wrote (``MINITORCH_CHECKPOINT``, else the newest ``runs/**/*.npz``
+whose path mentions ``mnist``). Whatever is missing is a ``MnistError`` that says what to do.
 """
 
 from __future__ import annotations

@@ -20,12 +20,8 @@ CONFIG = {"displayModeBar": False}
 LABEL_COLORS = {0: "#1f77b4", 1: "#d62728"}
 _SCALE = [[0.0, "#aec7e8"], [0.5, "#f7f7f7"], [1.0, "#f4a6a6"]]
 _POSITIONS = "Viridis"
-_ACCURACY_LINE = {"color": "#ff7f0e", "width": 1}
 _CELL = 70  # pixels per cell of the stride pictures
-_MIN_WIDTH = 400
-_MAX_WIDTH = 1100
-
-
+_MIN_WIDTH, _MAX_WIDTH = 400, 1100
 _MARGIN = {"l": 10, "r": 10, "t": 40, "b": 10}
 
 
@@ -35,40 +31,9 @@ def _mark(fig: go.Figure, x: int, y: int, **subplot: int) -> None:
     fig.add_shape(type="rect", x0=x - 0.5, x1=x + 0.5, y0=y - 0.5, y1=y + 0.5, line=red, **subplot)
 
 
-def _square(fig: go.Figure, height: int) -> go.Figure:
-    fig.update_layout(height=height, margin=_MARGIN)
-    fig.update_xaxes(range=[-0.02, 1.02], title_text="x1", constrain="domain")
-    fig.update_yaxes(
-        range=[-0.02, 1.02], title_text="x2", scaleanchor="x", scaleratio=1, constrain="domain"
-    )
-    return fig
-
-
-def _points(data: Graph) -> list[go.Scatter]:
-    traces = []
-    for label in (0, 1):
-        pts = [x for x, y in zip(data.X, data.y, strict=True) if y == label]
-        traces.append(
-            go.Scatter(
-                x=[p[0] for p in pts],
-                y=[p[1] for p in pts],
-                mode="markers",
-                name=f"y = {label}",
-                marker={
-                    "color": LABEL_COLORS[label],
-                    "size": 7,
-                    "line": {"width": 0.5, "color": "white"},
-                },
-            )
-        )
-    return traces
-
-
 def dataset_figure(data: Graph, title: str, height: int = 320) -> go.Figure:
     """A scatter plot of a toy dataset, one trace per label."""
-    fig = go.Figure(_points(data))
-    fig.update_layout(title=title, showlegend=False)
-    return _square(fig, height)
+    return boundary_figure(data, None, title, height)
 
 
 def boundary_figure(
@@ -101,11 +66,18 @@ def boundary_figure(
                 hoverinfo="skip",
             )
         )
-    if data is not None:
-        traces.extend(_points(data))
+    for label in (0, 1) if data is not None else ():
+        pts = [x for x, y in zip(data.X, data.y, strict=True) if y == label]
+        marker = {"color": LABEL_COLORS[label], "size": 7, "line": {"width": 0.5, "color": "white"}}
+        xs, ys = [p[0] for p in pts], [p[1] for p in pts]
+        traces.append(go.Scatter(x=xs, y=ys, mode="markers", name=f"y = {label}", marker=marker))
     fig = go.Figure(traces)
-    fig.update_layout(title=title, showlegend=False)
-    return _square(fig, height)
+    fig.update_layout(title=title, showlegend=False, height=height, margin=_MARGIN)
+    fig.update_xaxes(range=[-0.02, 1.02], title_text="x1", constrain="domain")
+    fig.update_yaxes(
+        range=[-0.02, 1.02], title_text="x2", scaleanchor="x", scaleratio=1, constrain="domain"
+    )
+    return fig
 
 
 def loss_figure(
@@ -117,10 +89,9 @@ def loss_figure(
     fig.add_trace(
         go.Scatter(x=epochs, y=list(losses), name="loss", mode="lines", line={"color": "#1f77b4"})
     )
+    accuracy = {"color": "#ff7f0e", "width": 1}
     fig.add_trace(
-        go.Scatter(
-            x=epochs, y=list(accuracies), name="accuracy", mode="lines", line=_ACCURACY_LINE
-        ),
+        go.Scatter(x=epochs, y=list(accuracies), name="accuracy", mode="lines", line=accuracy),
         secondary_y=True,
     )
     fig.update_layout(

@@ -33,8 +33,6 @@ class Step:
 
     Attributes:
         code: the code that made it (``t`` or ``t.permute(1, 0)``).
-        shape: its shape.
-        strides: its strides.
         contiguous: whether its strides are row-major for its shape.
         shares_storage: whether it reads the same storage as ``t``.
     """
@@ -53,8 +51,6 @@ class StrideView:
     Attributes:
         steps: every tensor along the chain, ``t`` first.
         storage: the values of the final tensor's storage, in storage order.
-        shape: the final shape.
-        strides: the final strides.
         positions: the storage position each index reads, as an array of ``shape``.
         values: the value at each index, as an array of ``shape``.
     """

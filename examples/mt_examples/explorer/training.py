@@ -1,16 +1,11 @@
 """Train in a background thread so the page stays live, reusing ``examples/train_*.py``.
 
-The page never runs a training loop itself. ``TrainingJob`` calls the examples' own
-``train(...)`` in a daemon thread with an ``on_epoch`` callback; the callback records each
-epoch's loss and accuracy, now and then draws the model's decision boundary, and raises
-``TrainingStopped`` when the page asked to stop. The page polls ``snapshot()`` every half
-second (a Streamlit fragment with ``run_every``), so a slow backend never blocks it.
-
-One job trains at a time in a process (others wait their turn): Numba's default thread
-pool must not be entered from two threads at once.
-
-Backends: ``scalar`` is ``train_scalar.py`` (a network of Scalars); ``simple`` and ``fast``
-are ``train_tensor.py`` on the backend of that name.
+``TrainingJob`` calls the examples' own ``train(config)`` in a daemon thread with an
+``on_epoch`` callback, which records each epoch, now and then draws the decision boundary,
+and raises ``TrainingStopped`` when the page asked to stop; the page polls ``snapshot()``.
+One job trains at a time in a process: Numba's thread pool must not be entered from two
+threads at once. Backend ``scalar`` is ``train_scalar.py``; ``simple`` and ``fast`` are
+``train_tensor.py`` on that backend.
 """
 
 from __future__ import annotations
