@@ -30,8 +30,6 @@ REPO = Path(__file__).resolve().parents[2]
 APP = REPO / "examples" / "app" / "app.py"
 #: Screenshots of the end-to-end test (a folder that ignores itself in git).
 ARTIFACTS = REPO / "test-artifacts" / "app"
-#: Python packages the app needs.
-APP_PACKAGES = ("streamlit", "plotly", "graphviz")
 
 
 def assert_help_is_complete(parser: argparse.ArgumentParser) -> None:
@@ -58,21 +56,16 @@ def exit_message(main: Callable[[list[str]], Any], argv: str | list[str], code: 
     return err.getvalue()
 
 
-def in_ci() -> bool:
-    """True when running in CI (``CI`` is set), where nothing may be skipped for lack of tools."""
-    return bool(os.environ.get("CI"))
-
-
 def missing(what: str, hint: str) -> None:
-    """Fail in CI, else skip the calling module, because ``what`` is not available."""
-    if in_ci():
+    """Fail in CI (``CI`` set), else skip the calling module: ``what`` is not available."""
+    if os.environ.get("CI"):
         pytest.fail(f"{what} is required in CI: {hint}", pytrace=False)
     pytest.skip(f"{what} is not available ({hint})", allow_module_level=True)
 
 
 def require_app_packages() -> None:
     """Skip (or fail in CI) unless every Python package of the app is importable."""
-    for name in APP_PACKAGES:
+    for name in ("streamlit", "plotly", "graphviz"):
         if importlib.util.find_spec(name) is None:
             missing(f"the Python package {name!r}", f"pip install {name}")
 
@@ -298,11 +291,7 @@ class Browser:
             return _wait_until(ready, timeout, f"{expect!r} on the page")  # type: ignore[no-any-return]
         except TimeoutError as exc:
             seen = last[0]
-            summary = (
-                "nothing"
-                if seen is None
-                else f"{seen.connection} {seen.script} {seen.text[:300]!r}"
-            )
+            summary = f"{seen.connection} {seen.script} {seen.text[:300]!r}" if seen else "nothing"
             raise TimeoutError(f"{exc}; last seen: {summary}") from None
 
     def click_button(self, label: str) -> None:

@@ -1,12 +1,9 @@
 """End to end: the real server on localhost, each page loaded in headless Chromium.
 
 A page passes when Streamlit reports it connected and idle, its expected text and charts
-are drawn, and it shows no exception, no error box and no JavaScript error. A screenshot
-of each page is saved under ``test-artifacts/app/`` (with the server's log).
-
-The browser is Debian's ``chromium`` driven through Debian's ``chromium-driver`` by
-Selenium (``examples/app/install-browser.sh``). Without them the test is skipped, except in
-CI (``CI`` set), where it fails.
+are drawn, and it shows no exception, no error box and no JavaScript error. Screenshots and
+the server's log go to ``test-artifacts/app/``. Without Chromium and chromium-driver
+(``examples/app/install-browser.sh``) the test is skipped, except in CI, where it fails.
 """
 
 from __future__ import annotations
@@ -77,26 +74,22 @@ def browser() -> Iterator[Browser]:
         yield b
 
 
-@pytest.mark.parametrize(
-    ("name", "path", "expect", "charts"),
-    [
-        ("datasets", "", "spiral:", "plotly"),
-        ("train", "train", "Choose the settings", None),
-        ("autodiff", "autodiff", "d out / d x", "graphviz"),
-        ("strides", "strides", "reads storage position", "plotly"),
-        ("mnist", "mnist", "correct on these images", "plotly"),
-    ],
-)
+#: Each page: its name (and path), a text it shows when drawn, the kind of chart it draws.
+PAGES = [
+    ("datasets", "spiral:", "plotly"),
+    ("train", "Choose the settings", None),
+    ("autodiff", "d out / d x", "graphviz"),
+    ("strides", "reads storage position", "plotly"),
+    ("mnist", "correct on these images", "plotly"),
+]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[page[0] for page in PAGES])
 def test_page_renders_without_errors(
-    server: str,
-    browser: Browser,
-    artifacts: Path,
-    mnist: dict[str, str],
-    name: str,
-    path: str,
-    expect: str,
-    charts: str | None,
+    server: str, browser: Browser, artifacts: Path, mnist: dict[str, str], page: tuple
 ) -> None:
+    name, expect, charts = page
+    path = "" if name == "datasets" else name
     if name == "mnist" and not mnist:
         expect, charts = "The MNIST page needs mt-nn", None
     js_errors = len(browser.js_errors)

@@ -194,7 +194,7 @@ def test_autodiff_page_shows_values_derivatives_and_the_graph() -> None:
 
 
 @pytest.mark.task1_4
-def test_autodiff_page_new_expression_and_variables() -> None:
+def test_autodiff_page_new_expression_and_variables_and_refused_code() -> None:
     at = open_page("autodiff")
     at.text_input(key="variables").set_value("a = -1, b = 3").run()
     at.text_input(key="expression").set_value("(a * b).relu() + b.sigmoid()").run()
@@ -204,23 +204,15 @@ def test_autodiff_page_new_expression_and_variables() -> None:
     s = 1 / (1 + math.exp(-3))
     assert float(shown["d out / d b"]) == pytest.approx(s * (1 - s), rel=1e-5)
     assert "ReLU" in at.get("graphviz_chart")[0].proto.spec
-
-
-@pytest.mark.task1_4
-@pytest.mark.parametrize(
-    ("expression", "message"),
-    [
+    for expression, message in [
         ("__import__('os').system('echo hacked')", "is not allowed"),
-        ("x ** 2", "the operator ** is not allowed"),
-        ("x + w", "unknown name 'w'"),
-    ],
-)
-def test_autodiff_page_rejects_code_with_a_message(expression: str, message: str) -> None:
-    at = open_page("autodiff")
-    at.text_input(key="expression").set_value(expression).run()
-    assert not at.exception
-    assert message in at.error[0].value
-    assert not at.get("graphviz_chart")
+        ("a ** 2", "the operator ** is not allowed"),
+        ("a + w", "unknown name 'w'"),
+    ]:
+        at.text_input(key="expression").set_value(expression).run()
+        assert not at.exception
+        assert message in at.error[0].value
+        assert not at.get("graphviz_chart")
 
 
 # --- Strides ---------------------------------------------------------------------------------
