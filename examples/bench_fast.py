@@ -1,5 +1,3 @@
-"""``python examples/bench_fast.py --help``: runs ``mt_examples/bench_fast.py``."""
-
 from mt_examples.bench_fast import main
 
 if __name__ == "__main__":

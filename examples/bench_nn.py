@@ -1,5 +1,3 @@
-"""``python examples/bench_nn.py --help``: runs ``mt_examples/bench_nn.py``."""
-
 from mt_examples.bench_nn import main
 
 if __name__ == "__main__":

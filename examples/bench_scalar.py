@@ -1,5 +1,3 @@
-"""``python examples/bench_scalar.py --help``: runs ``mt_examples/bench_scalar.py``."""
-
 from mt_examples.bench_scalar import main
 
 if __name__ == "__main__":

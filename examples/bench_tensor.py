@@ -1,5 +1,3 @@
-"""``python examples/bench_tensor.py --help``: runs ``mt_examples/bench_tensor.py``."""
-
 from mt_examples.bench_tensor import main
 
 if __name__ == "__main__":

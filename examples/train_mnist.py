@@ -1,5 +1,3 @@
-"""``python examples/train_mnist.py --help``: runs ``mt_examples/train_mnist.py``."""
-
 from mt_examples.train_mnist import main
 
 if __name__ == "__main__":

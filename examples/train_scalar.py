@@ -1,5 +1,3 @@
-"""``python examples/train_scalar.py --help``: runs ``mt_examples/train_scalar.py``."""
-
 from mt_examples.train_scalar import main
 
 if __name__ == "__main__":

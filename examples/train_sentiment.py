@@ -1,5 +1,3 @@
-"""``python examples/train_sentiment.py --help``: runs ``mt_examples/train_sentiment.py``."""
-
 from mt_examples.train_sentiment import main
 
 if __name__ == "__main__":

@@ -1,5 +1,3 @@
-"""``python examples/train_tensor.py --help``: runs ``mt_examples/train_tensor.py``."""
-
 from mt_examples.train_tensor import main
 
 if __name__ == "__main__":

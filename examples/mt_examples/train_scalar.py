@@ -1,17 +1,13 @@
-"""Train a small network of Scalars on one of the course's toy datasets.
+"""Train a small network of Scalars on one of the course's toy datasets (module 1).
 
-The network is the course's module-1 model: two hidden ReLU layers and a sigmoid output,
-every weight a ``Parameter`` holding a ``Scalar``. Training is full-batch gradient descent
-on the mean binary cross-entropy, ``-log(p)`` for a point labelled 1 and ``-log(1 - p)`` for
-a point labelled 0.
+The course's model: two hidden ReLU layers and a sigmoid output, every weight a ``Parameter``
+holding a ``Scalar``, trained by full-batch gradient descent on the mean binary
+cross-entropy. Unlike the course's reference script, the inputs are centred to ``[-1, 1]``
+and weights start He-uniform with small positive biases (few ReLUs start dead), which makes
+training on ``xor`` and ``split`` much more reliable at the same cost per epoch.
 
-Two choices differ from the course's reference script and make training much more
-reliable on ``xor`` and ``split`` at the same cost per epoch: the inputs are centred from
-``[0, 1]`` to ``[-1, 1]`` (plain float arithmetic, no extra graph nodes), and weights start
-He-uniform with small positive biases, so that few ReLUs start dead.
-
-Run it with ``hatch run train --dataset xor`` (or ``python examples/train_scalar.py``);
-``--help`` lists the options. ``main(argv)`` and ``train(config)`` can also be imported.
+Run it with ``hatch run train --dataset xor`` (``--help`` lists the options), or import
+``main(argv)`` and ``train(config)``.
 """
 
 from __future__ import annotations
@@ -39,12 +35,7 @@ class Linear(Module):
 
     Each weight and bias is its own ``Parameter`` named ``weight_i_j`` / ``bias_j``. Weights
     are drawn He-uniform, from ``[-sqrt(6 / in_size), sqrt(6 / in_size))``, and biases from
-    ``[0, 0.1)``, all with ``rng``.
-
-    Args:
-        in_size: number of inputs.
-        out_size: number of outputs.
-        rng: the random generator for the initial values.
+    ``[0, 0.1)``, all with the random generator ``rng``.
     """
 
     def __init__(self, in_size: int, out_size: int, rng: random.Random) -> None:

@@ -1,17 +1,13 @@
-"""Train a small network of Tensors on one of the course's toy datasets.
+"""Train a small network of Tensors on one of the course's toy datasets (module 2).
 
-The same classifier as ``train_scalar.py`` (two hidden ReLU layers and a sigmoid output,
-full-batch gradient descent on the mean binary cross-entropy), written with whole-batch
-tensors as the course's module 2 does. A linear layer is a broadcast multiply and a sum,
-not ``@``, so the simple backend runs it on ``map``/``zip``/``reduce``::
+The classifier of ``train_scalar.py`` written with whole-batch tensors. A linear layer is a
+broadcast multiply and a sum, not ``@``, so the simple backend runs it on
+``map``/``zip``/``reduce``::
 
     (x.view(B, in, 1) * w.view(1, in, out)).sum(1).view(B, out) + b
 
-``--backend`` picks the tensor backend by name through ``minitorch.tensor.backend``:
-``simple`` (pure Python, the default) or ``fast`` once mt-fast is installed.
-
-Run it with ``python examples/train_tensor.py --dataset xor``; ``--help`` lists the
-options. ``main(argv)`` and ``train(config)`` can also be imported.
+Run it with ``python examples/train_tensor.py --dataset xor --backend fast`` (``--help``
+lists the options), or import ``main(argv)`` and ``train(config)``.
 """
 
 from __future__ import annotations
@@ -48,13 +44,8 @@ class Linear(Module):
 
     The product is a broadcast multiply of ``(B, in, 1)`` by ``(1, in, out)`` summed over
     ``in``, so it needs only the backend's ``zip`` and ``reduce``. ``weight`` has shape
-    ``(in_size, out_size)`` and ``bias`` ``(out_size,)``, both uniform in ``[-1, 1)``.
-
-    Args:
-        in_size: number of inputs.
-        out_size: number of outputs.
-        backend: where the parameters live.
-        rng: the random generator for the initial values.
+    ``(in_size, out_size)`` and ``bias`` ``(out_size,)``, both on ``backend`` and drawn
+    uniform in ``[-1, 1)`` with the random generator ``rng``.
     """
 
     def __init__(
