@@ -276,7 +276,7 @@ def assign(
 
     # An import that only a removed block used is now unused: drop it. A local variable set
     # up for the block (a kernel's device function, the sizes unpacked for its loops) stays
-    # for the student, marked `# noqa: F841` / `RUF059`. Then format.
+    # for the student, marked with a noqa comment (F841 or RUF059). Then format.
     for args in (
         ["check", "--fix", "--select", "F401,I001", "--quiet", "src"],
         ["check", "--select", "F841,RUF059", "--add-noqa", "--quiet", "src"],

@@ -112,6 +112,15 @@ def test_mnist_count_mismatch(tmp_path) -> None:
         nn.MNIST.load(tmp_path, "train")
 
 
+def test_mnist_label_that_is_not_a_digit(tmp_path) -> None:
+    make_mnist(tmp_path)
+    labels = np.arange(12) % 10
+    labels[7] = 12
+    write(tmp_path / "mnist" / "train-labels-idx1-ubyte.gz", idx_bytes(labels))
+    with pytest.raises(nn.CorruptDataError, match=r"train-labels.*: label 12 is not a digit"):
+        nn.MNIST.load(tmp_path, "train")
+
+
 def test_mnist_bad_split(tmp_path) -> None:
     with pytest.raises(ValueError, match="'train' or 'test'"):
         nn.MNIST.load(tmp_path, "validation")

@@ -22,7 +22,7 @@ import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, ClassVar, cast
+from typing import IO, Any, ClassVar, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -112,7 +112,7 @@ def _read_bytes(path: Path) -> bytes:
 # ------------------------------------------------------------------------------------ IDX
 
 
-def read_idx(path: str | os.PathLike[str], magic: int | None = None) -> npt.NDArray[np.generic]:
+def read_idx(path: str | os.PathLike[str], magic: int | None = None) -> npt.NDArray[np.number[Any]]:
     """Read an IDX file (the MNIST format), gzipped or not, into a numpy array.
 
     The header is two zero bytes, a type byte (``0x08`` for unsigned bytes), the number of
@@ -276,8 +276,9 @@ class MNIST:
                 f"{paths[0]}: a valid IDX file that holds no images; an MNIST split has "
                 "thousands: delete the files and download them again"
             )
-        if labels.size and labels.max() > 9:
-            raise CorruptDataError(f"{paths[1]}: label {int(labels.max())} is not a digit")
+        top = int(np.max(labels)) if labels.size else 0
+        if top > 9:
+            raise CorruptDataError(f"{paths[1]}: label {top} is not a digit")
         return cls(images.astype(np.uint8, copy=False), labels.astype(np.uint8, copy=False))
 
 
