@@ -229,6 +229,37 @@ def test_no_grad_nests():
     assert is_grad_enabled()
 
 
+def test_one_no_grad_decorator_shared_by_two_threads():
+    """Each thread gets back its own state, also when the threads leave in entry order."""
+    import threading
+
+    entered_a, entered_b, left_a = (threading.Event() for _ in range(3))
+    after: dict[str, bool] = {}
+
+    @no_grad()
+    def step(then: threading.Event, wait: threading.Event) -> None:
+        then.set()
+        assert wait.wait(timeout=30)
+
+    def a() -> None:  # gradients enabled: enters first, leaves first
+        step(entered_a, entered_b)
+        after["a"] = is_grad_enabled()
+        left_a.set()
+
+    def b() -> None:  # inside an outer no_grad: enters second, leaves second
+        assert entered_a.wait(timeout=30)
+        with no_grad():
+            step(entered_b, left_a)
+            after["b"] = is_grad_enabled()
+
+    threads = [threading.Thread(target=a), threading.Thread(target=b)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(timeout=60)
+    assert after == {"a": True, "b": False}
+
+
 def test_context_saves_nothing_under_no_grad():
     ctx = Context(no_grad=True)
     ctx.save_for_backward(1.0, 2.0)

@@ -165,7 +165,11 @@ class GraphNode:
 
 
 class _GradState(threading.local):
-    grad_enabled = True  # each thread starts with gradients enabled
+    """Per thread: whether gradients are recorded, and the states the open blocks found."""
+
+    def __init__(self) -> None:
+        self.grad_enabled = True  # each thread starts with gradients enabled
+        self.saved: list[bool] = []
 
 
 _state = _GradState()
@@ -180,18 +184,16 @@ class no_grad(contextlib.ContextDecorator):  # noqa: N801 - PyTorch's name
     """Context manager in which operations record no history (as ``torch.no_grad``).
 
     Also a decorator (``@no_grad()``). Blocks nest; each restores the state it found, per
-    thread, even when the block raises.
+    thread, even when the block raises. The found states are kept per thread, not on the
+    object, so one decorated function can run in several threads at once.
     """
 
-    def __init__(self) -> None:
-        self._previous: list[bool] = []
-
     def __enter__(self) -> None:
-        self._previous.append(_state.grad_enabled)
+        _state.saved.append(_state.grad_enabled)
         _state.grad_enabled = False
 
     def __exit__(self, *exc: object) -> None:
-        _state.grad_enabled = self._previous.pop()
+        _state.grad_enabled = _state.saved.pop()
 
 
 def topological_sort(variable: Variable) -> list[Variable]:
