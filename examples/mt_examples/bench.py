@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -16,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from mt_examples.support import HelpFormatter
+from mt_examples.support import HelpFormatter, positive_int
 
 #: The elementwise rows of the backend benchmarks: ``(row name, backend method, NumPy
 #: function, torch function name, inputs)``.
@@ -80,10 +81,16 @@ class Row:
 def parser(doc: str, repeat: int) -> argparse.ArgumentParser:
     """The options every backend benchmark takes: ``--repeat``, ``--quick``, ``--no-torch``."""
     p = argparse.ArgumentParser(description=doc.splitlines()[0], formatter_class=HelpFormatter)
-    p.add_argument("--repeat", type=int, default=repeat, help="timed repeats per row")
+    p.add_argument("--repeat", type=positive_int, default=repeat, help="timed repeats per row")
     p.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
     p.add_argument("--no-torch", action="store_true", help="skip the PyTorch column")
     return p
+
+
+def load_line() -> str:
+    """``load average L on N CPUs``: how busy the machine was, for a benchmark's header."""
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    return f"load average {load:.1f} on {os.cpu_count()} CPUs"
 
 
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:

@@ -15,7 +15,6 @@ them alike, with the same number of threads; each row gives the best and the med
 from __future__ import annotations
 
 import argparse
-import os
 from collections.abc import Callable, Sequence
 from statistics import median
 from typing import Any
@@ -27,8 +26,8 @@ from minitorch.autodiff import SGD, no_grad
 from minitorch.fast import FastBackend
 from minitorch.nn import nll_loss
 from minitorch.tensor import from_numpy
-from mt_examples.bench import Row, import_torch, step_times
-from mt_examples.support import HelpFormatter
+from mt_examples.bench import Row, import_torch, load_line, step_times
+from mt_examples.support import HelpFormatter, int_between, positive_int
 from mt_examples.train_mnist import Network
 
 
@@ -163,25 +162,21 @@ def main(argv: Sequence[str] | None = None) -> list[Row]:
         prog="bench_nn", description=__doc__.split("\n\n")[0], formatter_class=HelpFormatter
     )
     add = p.add_argument
-    add("--batch", type=int, nargs="+", default=[16, 64], help="batch sizes to run")
-    add("--threads", type=int, nargs="+", default=sorted({1, cores}),
+    add("--batch", type=positive_int, nargs="+", default=[16, 64], help="batch sizes to run")
+    add("--threads", type=int_between(1, cores), nargs="+", default=sorted({1, cores}),
         help=f"thread counts to run (at most {cores})")  # fmt: skip
-    add("--repeat", type=int, default=40, help="timed steps per side")
+    add("--repeat", type=positive_int, default=40, help="timed steps per side")
     add("--dtype", choices=["float64", "float32"], default="float64",
         help="PyTorch's type (MiniTorch always computes in float64)")  # fmt: skip
     add("--quick", action="store_true", help="few steps, batch 16 only")
     args = p.parse_args(argv)
-    for n in args.threads:
-        if not 1 <= n <= cores:
-            p.error(f"--threads {n}: must be between 1 and {cores}")
     if args.quick:
         args.batch, args.repeat = [16], 3
     torch = import_torch()
     dtype = getattr(torch, args.dtype) if torch is not None else None
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(
         f"MNIST training step, MiniTorch (FastBackend, float64) vs PyTorch "
         f"{torch.__version__ + ' CPU ' + args.dtype if torch else '(not installed)'}; "
-        f"{args.repeat} steps each, alternating; load average {load:.1f} on {os.cpu_count()} CPUs"
+        f"{args.repeat} steps each, alternating; {load_line()}"
     )
     return run(args.batch, args.threads, args.repeat, torch, dtype)

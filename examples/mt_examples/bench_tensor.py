@@ -18,7 +18,6 @@ PyTorch on the CPU, then each backend's best time as a multiple of PyTorch's; wi
 from __future__ import annotations
 
 import argparse
-import os
 import time
 import timeit
 from collections.abc import Callable, Sequence
@@ -30,7 +29,7 @@ import numpy as np
 from minitorch.autodiff import SGD
 from minitorch.operators import Parameter
 from minitorch.tensor import TensorBackend, from_numpy, tensor
-from mt_examples.bench import import_torch, microseconds_per_call
+from mt_examples.bench import import_torch, load_line, microseconds_per_call
 from mt_examples.support import HelpFormatter, backend_from_args, positive_int
 from mt_examples.train_tensor import bce_loss
 
@@ -272,11 +271,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, dict[str, Stats]]:
         with_torch=not args.no_torch,
         timer=args.timer,
     )
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(
-        f"1-element float64 tensors, {args.repeat} rounds of {args.number} calls "
-        f"({args.timer} microseconds per call); load average {load:.1f} on "
-        f"{os.cpu_count()} CPUs"
+        f"1-element float64 tensors, {args.repeat} rounds of {args.number} calls (mlp step: "
+        f"{max(1, args.number // MLP_CALLS)}), {args.timer} microseconds per call; {load_line()}"
     )
     for line in _format_table(results):
         print(line)

@@ -3,8 +3,9 @@
 A fresh environment gets the packages under test installed from wheels built from the
 checkout, or editable from it (``pip install --no-index``: the index does not have them).
 The third-party packages (pytest, hypothesis, numpy, numba, ...) come from the course
-environment through a ``.pth`` line, so nothing is downloaded; the course environment itself holds no ``minitorch`` package (it is a
-detached hatch environment), so the layer under test is always the one installed here.
+environment through a ``.pth`` line, so nothing is downloaded; the course environment
+itself holds no ``minitorch`` package (it is a detached hatch environment), so the layer
+under test is always the one installed here.
 """
 
 from __future__ import annotations
