@@ -352,9 +352,14 @@ def _check_version(layer: Layer) -> None:
         )
 
 
+def _names(nodeid: str) -> tuple[str, str, str]:
+    """The names course.toml may list ``nodeid`` by: itself, its test, and its file."""
+    return nodeid, nodeid.split("[")[0], nodeid.split("::")[0]
+
+
 def _listed(tests: tuple[str, ...], nodeid: str) -> bool:
     """Is ``nodeid`` one of ``tests`` ("file.py", "file.py::test" or "file.py::test[id]")?"""
-    names = (nodeid, nodeid.split("[")[0], nodeid.split("::")[0])
+    names = _names(nodeid)
     return any(f"tests/{t}" in names for t in tests)
 
 
@@ -523,11 +528,7 @@ def check(layer_name: str, cal: Calendar | None = None, *, verbose: bool = True)
             say(f"{layer.name}: {t}: {counts[t]} solution blocks, {n} tests")
             if solution and n == 0:
                 problems.append(f"no test is marked {t}")
-        listed = {
-            name
-            for r in solution
-            for name in (r["nodeid"], r["nodeid"].split("[")[0], r["nodeid"].split("::")[0])
-        }
+        listed = {name for r in solution for name in _names(r["nodeid"])}
         problems += [
             f"scaffold test {s} (course.toml) does not exist"
             for s in layer.scaffold_tests
