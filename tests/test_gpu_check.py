@@ -43,7 +43,8 @@ def test_simulator_check_writes_the_report(tmp_path: Path) -> None:
     report = load(tmp_path)
     assert report["mode"] == "simulator"
     assert report["ok"] is True
-    assert report["device"] == {"simulator": True, "available": True, "name": "Numba's CUDA simulator"}
+    assert report["device"]["simulator"] is True
+    assert report["device"]["available"] is True
     assert report["environment"]["packages"]["mt-cuda"]
     names = [s["name"] for s in report["steps"]]
     assert names == ["mt-cuda", "mt-nn-cuda", "bench-cuda"]
@@ -104,7 +105,7 @@ FAKE_TESTS = """
 
 @pytest.fixture
 def fake_tree(tmp_path: Path) -> Path:
-    """A repository with the check's layout: tests that pass, fail, error, skip; a bench that fails."""
+    """A tree laid out like the repository: tests that pass, fail, error, skip; a failing bench."""
     root = tmp_path / "repo"
     (root / "packages/mt-cuda/tests").mkdir(parents=True)
     (root / "packages/mt-nn/tests").mkdir(parents=True)

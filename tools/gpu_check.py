@@ -67,7 +67,9 @@ for n in names:
 out = {"python": sys.version.split()[0], "executable": sys.executable,
        "platform": platform.platform(), "packages": versions, "device": {}}
 try:
+    import minitorch.cuda
     from minitorch.cuda import is_available, simulator_enabled
+    out["mt_cuda_from"] = os.path.dirname(minitorch.cuda.__file__)
     dev = {"simulator": simulator_enabled(), "available": is_available()}
     if dev["available"] and not dev["simulator"]:
         from numba import cuda
@@ -332,6 +334,8 @@ def text_report(report: dict[str, Any]) -> str:
         lines.append("nvidia-smi: " + ", ".join(f"{k} {v}" for k, v in smi.items()))
     pkgs = env.get("packages", {})
     lines.append("packages: " + ", ".join(f"{k} {v}" for k, v in pkgs.items() if v))
+    if env.get("mt_cuda_from"):
+        lines.append(f"mt-cuda imported from {env['mt_cuda_from']}")
     if report.get("wheels"):
         lines.append("installed from wheels: " + ", ".join(report["wheels"]))
     for step in report["steps"]:
