@@ -118,8 +118,7 @@ def cupy_reference() -> Reference | None:
     if importlib.util.find_spec("cupy") is None:
         return None
     try:
-        import cupy
-
+        cupy = importlib.import_module("cupy")
         cupy.cuda.runtime.getDeviceCount()
     except Exception:  # no driver or no GPU: CuPy raises its own CUDA errors
         return None
@@ -161,7 +160,7 @@ class Bench:
         self, name: str, ours: Callable[[], Any], theirs: Callable[[], Any] | None, **work: float
     ) -> Row:
         """Time both sides; an error (out of memory, say) becomes the row's note."""
-        row = Row(name, None, **work)
+        row = Row(name, None, flops=work.get("flops"), nbytes=work.get("nbytes"))
         try:
             row.ours = self.time(ours, synchronize)
         except Exception as e:  # e.g. CUDA_ERROR_OUT_OF_MEMORY at 1e8 on a small GPU
@@ -173,7 +172,7 @@ class Bench:
                 row.note += f" {self.ref.name}: {type(e).__name__}"
         return row
 
-    def ref_op(self, name: str, *arrays: np.ndarray) -> Callable[[], Any] | None:
+    def ref_op(self, name: str, *arrays: np.ndarray) -> Callable[..., Any] | None:
         """The reference's ``name`` on copies of ``arrays`` on the GPU, or None."""
         if self.ref is None or name not in self.ref.ops:
             return None
@@ -216,8 +215,8 @@ def reduce_rows(sides: Sequence[int], b: Bench) -> list[Row]:
         a = from_numpy(x, CudaBackend)
         for d in (0, 1):
             ours = partial(CudaBackend.add_reduce, a, d)
-            theirs = b.ref_op("sum", x)
-            theirs = partial(theirs, d) if theirs is not None else None
+            ref_sum = b.ref_op("sum", x)
+            theirs = partial(ref_sum, d) if ref_sum is not None else None
             work = 8.0 * (side * side + side)
             rows.append(b.measure(f"sum dim {d} {side}x{side}", ours, theirs, nbytes=work))
     return rows
@@ -244,7 +243,7 @@ def launch_rows(calls: int, b: Bench) -> list[Row]:
     """
     from numba import cuda
 
-    @cuda.jit  # type: ignore[misc]
+    @cuda.jit  # type: ignore[untyped-decorator,unused-ignore]
     def empty() -> None:
         pass
 
