@@ -179,3 +179,12 @@ def test_gpu_mode_without_a_gpu_reports_no_device(fake_tree: Path, tmp_path: Pat
     assert report["ok"] is False
     assert [s["name"] for s in report["steps"]] == ["device"]
     assert "no CUDA GPU" in report["steps"][0]["reason"]
+
+
+def test_help_names_every_option_without_empty_defaults() -> None:
+    run = subprocess.run([sys.executable, str(CHECK), "--help"], capture_output=True, text=True)
+    assert run.returncode == 0
+    for option in ("--simulator", "--quick", "--out", "--wheels", "--root", "--no-bench"):
+        assert option in run.stdout
+    assert "(default: None)" not in run.stdout
+    assert "(default: False)" not in run.stdout

@@ -76,9 +76,14 @@ try:
         gpu = cuda.get_current_device()
         name = gpu.name
         dev["name"] = name.decode() if isinstance(name, bytes) else str(name)
-        dev["compute_capability"] = ".".join(map(str, gpu.compute_capability))
-        dev["driver_cuda_version"] = ".".join(map(str, cuda.cudadrv.driver.driver.get_version()))
-        dev["runtime_cuda_version"] = ".".join(map(str, cuda.runtime.get_version()))
+        from numba.cuda.cudadrv import driver, runtime
+        for key, get in [("compute_capability", lambda: gpu.compute_capability),
+                         ("driver_cuda_version", driver.get_version),
+                         ("runtime_cuda_version", runtime.get_version)]:
+            try:
+                dev[key] = ".".join(map(str, get()))
+            except Exception as e:  # a detail the report can do without
+                dev[key] = f"unknown ({type(e).__name__}: {e})"
     elif dev["simulator"]:
         dev["name"] = "Numba's CUDA simulator"
     out["device"] = dev
@@ -327,7 +332,8 @@ def text_report(report: dict[str, Any]) -> str:
             if "compute_capability" in dev
             else ""
         )
-        + (f", driver CUDA {dev['driver_cuda_version']}" if "driver_cuda_version" in dev else ""),
+        + (f", driver CUDA {dev['driver_cuda_version']}" if "driver_cuda_version" in dev else "")
+        + (f", runtime {dev['runtime_cuda_version']}" if "runtime_cuda_version" in dev else ""),
     ]
     smi = report.get("nvidia_smi")
     if smi:
@@ -377,27 +383,20 @@ def bench_line(row: dict[str, Any], measurement: bool) -> str:
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     """The check's options."""
-    p = argparse.ArgumentParser(
-        prog="gpu_check",
-        description=(__doc__ or "").split("\n\n")[0],
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
-    )
-    p.add_argument(
-        "--simulator",
-        action="store_true",
-        help="run on Numba's CUDA simulator (the benchmark untimed)",
-    )
-    p.add_argument("--quick", action="store_true", help="a few tests of each step")
-    p.add_argument("--out", type=Path, default=Path("gpu-check"), help="the report's folder")
-    p.add_argument("--wheels", type=Path, help="install these wheels first (offline)")
-    p.add_argument("--root", type=Path, default=TOOLS.parent, help="the repository to check")
-    p.add_argument("--no-bench", action="store_true", help="run the tests only")
-    p.add_argument(
-        "--pytest-args",
-        nargs=argparse.REMAINDER,
-        default=[],
-        help="the rest is passed to every pytest step",
-    )
+    p = argparse.ArgumentParser(prog="gpu_check", description=(__doc__ or "").split("\n\n")[0])
+    add = p.add_argument
+    add("--simulator", action="store_true",
+        help="run on Numba's CUDA simulator (the benchmark untimed)")  # fmt: skip
+    add("--quick", action="store_true", help="a few tests of each step, bench:cuda --quick")
+    add("--out", type=Path, default=Path("gpu-check"), metavar="DIR",
+        help="the report's folder (default: gpu-check)")  # fmt: skip
+    add("--wheels", type=Path, metavar="DIR",
+        help="first install the wheels of DIR offline, without dependencies")  # fmt: skip
+    add("--root", type=Path, default=TOOLS.parent, metavar="DIR",
+        help="the repository whose tests run (default: this file's)")  # fmt: skip
+    add("--no-bench", action="store_true", help="run the tests only")
+    add("--pytest-args", nargs=argparse.REMAINDER, default=[], metavar="ARG",
+        help="the rest of the line goes to every pytest step")  # fmt: skip
     return p.parse_args(argv)
 
 
