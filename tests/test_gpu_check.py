@@ -47,7 +47,7 @@ def test_simulator_check_writes_the_report(tmp_path: Path) -> None:
     assert report["device"]["available"] is True
     assert report["environment"]["packages"]["mt-cuda"]
     names = [s["name"] for s in report["steps"]]
-    assert names == ["mt-cuda", "mt-nn-cuda", "bench-cuda"]
+    assert names == ["mt-cuda", "mt-nn-cuda", "course-program", "bench-cuda"]
     for step in report["steps"][:2]:
         assert step["status"] == "passed"
         assert step["tests"], step["name"]
@@ -63,7 +63,9 @@ def test_simulator_check_writes_the_report(tmp_path: Path) -> None:
     total = sum(sum(c.values()) for c in report["course_tasks"].values())
     assert total >= len(cuda_ids) + len(nn_ids)
     # The benchmark ran untimed: no figure anywhere, and it says so.
-    bench = report["steps"][2]
+    assert report["steps"][2]["status"] == "skipped"  # not with --quick
+    assert report["steps"][2]["reason"] == "not run with --quick"
+    bench = report["steps"][3]
     assert bench["status"] == "passed"
     assert bench["measurement"] is False
     assert "NOT A MEASUREMENT" in bench["reason"]
@@ -110,6 +112,8 @@ def fake_tree(tmp_path: Path) -> Path:
     (root / "packages/mt-cuda/tests").mkdir(parents=True)
     (root / "packages/mt-nn/tests").mkdir(parents=True)
     (root / "examples").mkdir()
+    (root / "tests").mkdir()
+    (root / "tests/test_course_programs.py").write_text("def test_program():\n    pass\n")
     (root / "pyproject.toml").write_text(
         '[tool.pytest.ini_options]\nmarkers = ["task3_3: CUDA"]\naddopts = ["--strict-markers"]\n'
     )
@@ -125,7 +129,7 @@ def test_failures_are_recorded_as_failures(fake_tree: Path, tmp_path: Path) -> N
     assert run.returncode == 1
     report = load(out)
     assert report["ok"] is False
-    cuda, nn, bench = report["steps"]
+    cuda, nn, program, bench = report["steps"]
     outcomes = {t["id"].split("::")[-1]: t["outcome"] for t in cuda["tests"]}
     assert outcomes == {
         "test_ok": "passed",
@@ -140,12 +144,16 @@ def test_failures_are_recorded_as_failures(fake_tree: Path, tmp_path: Path) -> N
     assert report["course_tasks"] == {"task3_3": cuda["counts"]}
     assert nn["status"] == "passed"
     assert [t["outcome"] for t in nn["tests"]] == ["passed"]
+    assert program["status"] == "passed"
     assert bench["status"] == "failed"
     assert bench["returncode"] == 1
     text = (out / "report.txt").read_text(encoding="utf-8")
     assert "NOT OK" in text
     assert "FAILED packages/mt-cuda/tests/test_fake.py::test_wrong" in text
     assert "[FAILED] bench-cuda" in text
+    log = (out / "steps.log").read_text(encoding="utf-8")
+    assert "bench_cuda: boom" in log
+    assert log.count("$ ") == 4
 
 
 def test_no_tests_collected_is_an_error_not_a_pass(fake_tree: Path, tmp_path: Path) -> None:
@@ -155,7 +163,7 @@ def test_no_tests_collected_is_an_error_not_a_pass(fake_tree: Path, tmp_path: Pa
     nn = load(out)["steps"][1]
     assert nn["status"] == "error"
     assert "no tests collected" in nn["reason"]
-    assert load(out)["steps"][2]["status"] == "skipped"
+    assert load(out)["steps"][3]["status"] == "skipped"
 
 
 def test_gpu_mode_refuses_when_the_simulator_is_switched_on(tmp_path: Path) -> None:

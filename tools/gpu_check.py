@@ -5,19 +5,22 @@ On a machine with an NVIDIA GPU it runs, with the kernels on the GPU:
 1. every test of mt-cuda (``packages/mt-cuda/tests``);
 2. mt-nn's tests on the CUDA backend (``packages/mt-nn/tests -k cuda``: the CUDA
    convolutions, pooling and softmax, their PTX, the conv kernel table);
-3. the benchmark ``examples/bench_cuda.py`` (bench:cuda), every figure beside its limit.
+3. the course-style program (``tests/test_course_programs.py``: ``import minitorch`` and
+   the course's names, ``TensorBackend(CudaOps)`` where Numba sees a GPU);
+4. the benchmark ``examples/bench_cuda.py`` (bench:cuda), every figure beside its limit.
 
 The course's view of the same tests (what ``pytest -m task3_3`` ... selects) is read from
 their markers, so the report also says, task by task, how the CUDA exercises fare.
 
-It writes ``report.json`` and ``report.txt`` (and each step's JUnit XML and output) to
-``--out``: the device, driver and package versions, each test's outcome, each figure. The
-exit status is 0 when every test passed and the benchmark ran, 1 otherwise.
+It writes ``report.json`` and ``report.txt`` to ``--out``: the device, driver and package
+versions, each test's outcome, each figure (beside them each step's JUnit XML,
+``bench.json`` and ``steps.log``, every command's output). The exit status is 0 when every
+test passed and the benchmark ran, 1 otherwise.
 
 ``--simulator`` runs the same flow on Numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``
 in the steps' environment), where the benchmark only checks that its code runs
 (``--simulator-smoke``): no timing is kept, and the report says it is not a measurement.
-``--quick`` runs a few tests of each step (and bench:cuda's small sizes).
+``--quick`` runs a few tests of the first two steps (and bench:cuda's small sizes).
 
 It needs only the Python that runs it: the mt-* packages, numba-cuda, pytest and hypothesis
 installed there (``hatch run gpu:check`` does that), or ``--wheels DIR``, which installs the
@@ -44,7 +47,7 @@ import tempfile
 import time
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +55,8 @@ TOOLS = Path(__file__).resolve().parent
 #: Test selections of ``--quick``: a few tests of each step, seconds on the simulator.
 QUICK_CUDA = "test_cuda_public or practice or test_storage_is_device_memory"
 QUICK_NN = "conv1d_cuda or conv_backends"
+#: Every step's command and output, one after the other, in the report's folder.
+LOG = "steps.log"
 #: What the probe prints as JSON: the packages' versions and the device, as the steps see it.
 PROBE = r"""
 import importlib.metadata as md, json, os, platform, sys
@@ -104,21 +109,36 @@ def pytest_collection_finish(session: Any) -> None:
 
 @dataclass
 class TestStep:
-    """A pytest run of the check: its name, what it is, its arguments (and ``--quick``'s)."""
+    """A pytest run of the check: its name, what it is, its arguments and ``--quick``'s.
+
+    ``quick`` None: the step does not run with ``--quick``.
+    """
 
     name: str
     title: str
     args: list[str]
-    quick: list[str] = field(default_factory=list)
+    quick: list[str] | None
 
 
 STEPS = [
-    TestStep("mt-cuda", "every mt-cuda test", ["packages/mt-cuda/tests"], ["-k", QUICK_CUDA]),
+    TestStep(
+        "mt-cuda",
+        "every mt-cuda test",
+        ["packages/mt-cuda/tests"],
+        ["packages/mt-cuda/tests", "-k", QUICK_CUDA],
+    ),
     TestStep(
         "mt-nn-cuda",
         "mt-nn's tests on the CUDA backend",
         ["packages/mt-nn/tests", "-k", "cuda"],
         ["packages/mt-nn/tests", "-k", f"cuda and ({QUICK_NN})"],
+    ),
+    TestStep(
+        "course-program",
+        "a course-style program (tests/test_course_programs.py): `import minitorch` and the "
+        "course's names; it builds TensorBackend(CudaOps) where numba.cuda.is_available()",
+        ["tests/test_course_programs.py"],
+        None,
     ),
 ]
 
@@ -162,13 +182,16 @@ def count(tests: Sequence[dict[str, Any]]) -> dict[str, int]:
 
 
 def run_logged(command: list[str], env: dict[str, str], cwd: Path, log: Path) -> int:
-    """Run ``command``, its output to ``log`` and to our stdout; return its status."""
-    print("$ " + " ".join(command), flush=True)
-    with log.open("w", encoding="utf-8") as out:
-        proc = subprocess.run(
-            command, env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, check=False
-        )
-    print(log.read_text(encoding="utf-8", errors="replace")[-2000:], flush=True)
+    """Run ``command``, its output appended to ``log`` and shown; return its status."""
+    header = "$ " + " ".join(command)
+    print(header, flush=True)
+    proc = subprocess.run(
+        command, env=env, cwd=cwd, capture_output=True, text=True, errors="replace", check=False
+    )
+    output = proc.stdout + proc.stderr
+    with log.open("a", encoding="utf-8") as out:
+        out.write(f"{header}\n{output}\n(exit status {proc.returncode})\n\n")
+    print(output[-2000:], flush=True)
     return proc.returncode
 
 
@@ -177,15 +200,15 @@ def run_tests(step: TestStep, args: argparse.Namespace, env: dict[str, str]) -> 
     out: Path = args.out
     junit = out / f"junit-{step.name}.xml"
     junit.unlink(missing_ok=True)
-    selection = step.quick if args.quick and step.quick else []
-    paths = selection if selection and not selection[0].startswith("-") else step.args
-    extra = selection if selection and selection[0].startswith("-") else []
+    record: dict[str, Any] = {"name": step.name, "kind": "pytest", "title": step.title}
+    if args.quick and step.quick is None:
+        record.update(status="skipped", reason="not run with --quick", counts=count([]), tests=[])
+        return record
     command = [
         sys.executable,
         "-m",
         "pytest",
-        *paths,
-        *extra,
+        *(step.quick if args.quick and step.quick is not None else step.args),
         "-p",
         "gpu_check",
         "-q",
@@ -194,14 +217,8 @@ def run_tests(step: TestStep, args: argparse.Namespace, env: dict[str, str]) -> 
         f"--junitxml={junit}",
         *args.pytest_args,
     ]
-    rc = run_logged(command, env, args.root, out / f"pytest-{step.name}.log")
-    record: dict[str, Any] = {
-        "name": step.name,
-        "kind": "pytest",
-        "title": step.title,
-        "command": command,
-        "returncode": rc,
-    }
+    rc = run_logged(command, env, args.root, out / LOG)
+    record.update(command=command, returncode=rc)
     tests = parse_junit(junit) if junit.exists() else []
     record["counts"], record["tests"] = count(tests), tests
     c = record["counts"]
@@ -227,7 +244,7 @@ def run_bench(args: argparse.Namespace, env: dict[str, str]) -> dict[str, Any]:
         record["title"] = "bench:cuda, smoke run on the simulator (not a measurement)"
     else:
         record["title"] = "bench:cuda" + (" --quick" if args.quick else "")
-    record["returncode"] = rc = run_logged(command, env, args.root, out / "bench.log")
+    record["returncode"] = rc = run_logged(command, env, args.root, out / LOG)
     if rc != 0 or not result.exists():
         record.update(status="failed", measurement=False, reason=f"bench_cuda exited with {rc}")
         return record
@@ -387,7 +404,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     add = p.add_argument
     add("--simulator", action="store_true",
         help="run on Numba's CUDA simulator (the benchmark untimed)")  # fmt: skip
-    add("--quick", action="store_true", help="a few tests of each step, bench:cuda --quick")
+    add("--quick", action="store_true", help="a few tests of mt-cuda and mt-nn, bench --quick")
     add("--out", type=Path, default=Path("gpu-check"), metavar="DIR",
         help="the report's folder (default: gpu-check)")  # fmt: skip
     add("--wheels", type=Path, metavar="DIR",
@@ -411,6 +428,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.root = args.root.resolve()
     args.out = args.out.resolve()
     args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / LOG).unlink(missing_ok=True)
     env = step_environment(args)
     started = time.time()
     report: dict[str, Any] = {
