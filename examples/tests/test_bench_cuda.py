@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -110,3 +111,30 @@ def test_write_json_says_whether_it_is_a_measurement(
     assert smoke["measurement"] is False
     assert "NOT A MEASUREMENT" in smoke["note"]
     assert smoke["copy_gbps"] is None
+
+
+def numpy_reference() -> bench_cuda.Reference:
+    """A stand-in reference on the host, with CuPy's signatures (``sum(x, dim)``)."""
+    ops = {"matmul": np.matmul, "neg": np.negative, "add": np.add, "mul": np.multiply}
+    ops["sum"] = lambda x, d: x.sum(axis=d, keepdims=True)
+    return bench_cuda.Reference("NumPy", np.asarray, lambda: None, ops)
+
+
+def test_rows_call_each_side_with_its_operands() -> None:
+    from minitorch.cuda import is_available
+
+    if not is_available():
+        pytest.skip("needs a GPU or NUMBA_ENABLE_CUDASIM=1")
+    b = bench_cuda.Bench(1, numpy_reference())
+    rows = bench_cuda.matmul_rows([4], b) + bench_cuda.elementwise_rows([8], b)
+    rows += bench_cuda.reduce_rows([4], b) + bench_cuda.launch_rows(2, b)
+    rows.append(bench_cuda.copy_row(8, b))
+    assert all(r.note == "" for r in rows), [r.note for r in rows]
+    assert all(r.ours is not None and r.ours > 0 for r in rows)
+    # Every row the stand-in has an operation for ran it (it has no sigmoid).
+    without = {r.name for r in rows if r.torch is None}
+    assert without == {
+        "map sigmoid 8e+00",
+        "launch: empty Numba kernel 1x1",
+        "cudaMemcpy D2D 8e+00",
+    }
