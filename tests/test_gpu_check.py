@@ -7,6 +7,7 @@ to see that the report records each outcome as it happened.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -196,3 +197,31 @@ def test_help_names_every_option_without_empty_defaults() -> None:
         assert option in run.stdout
     assert "(default: None)" not in run.stdout
     assert "(default: False)" not in run.stdout
+
+
+def test_text_report_shows_measured_figures_beside_their_limits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    spec = importlib.util.spec_from_file_location("gpu_check", CHECK)
+    assert spec is not None
+    assert spec.loader is not None
+    check = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "gpu_check", check)  # for its dataclass
+    spec.loader.exec_module(check)
+    matmul = {"name": "matmul 4096x4096", "ran": True, "note": "", "seconds": 1.0}
+    matmul.update(gflops=137.4, reference_gflops=687.0, of_limit=0.2)
+    failed = {"name": "map neg 1e+08", "ran": False, "note": "MiniTorch: OOM", "seconds": None}
+    launch = {"name": "launch: map neg 1x1", "ran": True, "note": "", "seconds": 2.5e-5}
+    launch.update(reference_seconds=5e-6, of_limit=None)
+    figures = {"rows": [matmul, failed, launch], "reference": "PyTorch CUDA", "copy_gbps": 3000.0}
+    bench = {"name": "bench-cuda", "title": "bench:cuda", "kind": "benchmark", "status": "passed"}
+    bench.update(measurement=True, figures=figures)
+    report = {"mode": "gpu", "quick": False, "ok": True, "started": "now", "seconds": 1.0}
+    report.update(environment={"packages": {}}, device={"name": "a GPU"}, steps=[bench])
+    report.update(course_tasks={})
+    text = check.text_report(report)
+    assert "device: a GPU" in text
+    assert "reference: PyTorch CUDA; copy bandwidth (the limit of GB/s rows): 3000.0 GB/s" in text
+    assert "matmul 4096x4096: 137.4 GFLOP/s (reference 687.0 GFLOP/s), 20% of limit" in text
+    assert "map neg 1e+08: - (reference -); MiniTorch: OOM" in text
+    assert "launch: map neg 1x1: 25.0 us (reference 5.0 us)" in text

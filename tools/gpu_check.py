@@ -371,7 +371,13 @@ def text_report(report: dict[str, Any]) -> str:
                 if t["outcome"] in ("failed", "error"):
                     lines.append(f"  {t['outcome'].upper()} {t['id']}: {t['message'][:150]}")
         elif "figures" in step:
-            for row in step["figures"]["rows"]:
+            fig = step["figures"]
+            if step["measurement"]:
+                copy = fig.get("copy_gbps")
+                lines.append(f"  reference: {fig.get('reference') or 'none installed'}; "
+                             f"copy bandwidth (the limit of GB/s rows): "
+                             f"{'-' if copy is None else f'{copy:.1f} GB/s'}")  # fmt: skip
+            for row in fig["rows"]:
                 lines.append("  " + bench_line(row, step["measurement"]))
     if report["course_tasks"]:
         lines += ["", "course tasks (the same tests, by marker: what `pytest -m TASK` selects):"]
