@@ -369,7 +369,8 @@ def text_report(report: dict[str, Any]) -> str:
             lines.append("  " + ", ".join(f"{n} {k}" for k, n in step["counts"].items()))
             for t in step["tests"]:
                 if t["outcome"] in ("failed", "error"):
-                    lines.append(f"  {t['outcome'].upper()} {t['id']}: {t['message'][:150]}")
+                    message = " ".join(t["message"].split())[:200]  # one line
+                    lines.append(f"  {t['outcome'].upper()} {t['id']}: {message}")
         elif "figures" in step:
             fig = step["figures"]
             if step["measurement"]:
