@@ -47,8 +47,10 @@ def test_chain_rule_of_each_function(x):
     ]
     for scalar_fn, float_fn, v in cases:
         a = Scalar(v)
-        [(parent, d)] = list(scalar_fn(a).chain_rule(2.0))
+        # One pair per input, the constant of ``s * 3.0`` too (the course's contract).
+        (parent, d), *constants = list(scalar_fn(a).chain_rule(2.0))
         assert parent is a
+        assert all(c.is_constant() for c, _ in constants)
         assert d == pytest.approx(2.0 * central_difference(float_fn, v), rel=1e-4, abs=1e-4)
 
 
