@@ -74,6 +74,22 @@ def test_bad_layer_sizes_raise(make) -> None:
         make()
 
 
+@pytest.mark.parametrize(
+    ("name", "make"),
+    [
+        ("Linear", lambda seed: nn.Linear(2, 3, seed=seed)),
+        ("Conv1d", lambda seed: nn.Conv1d(1, 2, 3, seed=seed)),
+        ("Conv2d", lambda seed: nn.Conv2d(1, 2, 3, seed=seed)),
+        ("dropout", lambda seed: nn.dropout(from_numpy(np.ones((2, 2))), 0.5, seed=seed)),
+    ],
+)
+@pytest.mark.parametrize(("seed", "error"), [("x", TypeError), (1.5, TypeError), (-1, ValueError)])
+def test_a_bad_seed_is_named(name, make, seed, error) -> None:
+    # issue 22: a string seed reached numpy ("SeedSequence expects int or sequence of ints")
+    with pytest.raises(error, match=rf"^{name}: seed must be"):
+        make(seed)
+
+
 def test_linear_rejects_a_wrong_input_shape() -> None:
     with pytest.raises(ValueError, match=r"\(batch, 5\)"):
         nn.Linear(5, 3)(from_numpy(np.ones((2, 4)), FastBackend))

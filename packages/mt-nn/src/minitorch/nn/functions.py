@@ -344,6 +344,25 @@ class DropoutFun(Function):
         # END SOLUTION
 
 
+def _check_seed(seed: object, where: str) -> None:
+    """Check a ``seed`` argument: None, a non-negative int or a ``numpy.random.Generator``.
+
+    Raises:
+        TypeError: naming ``where`` and ``seed`` for another type (numpy's SeedSequence
+            message otherwise).
+        ValueError: for a negative int.
+    """
+    if seed is None or isinstance(seed, np.random.Generator):
+        return
+    if not isinstance(seed, (int, np.integer)) or isinstance(seed, (bool, np.bool_)):
+        raise TypeError(
+            f"{where}: seed must be an int, a numpy.random.Generator or None, got "
+            f"{type(seed).__name__} {seed!r}"
+        )
+    if seed < 0:
+        raise ValueError(f"{where}: seed must be non-negative, got {seed}")
+
+
 def dropout(
     input: Tensor,
     rate: float,
@@ -364,8 +383,9 @@ def dropout(
             state is never used.
 
     Raises:
-        TypeError: if ``input`` is not a Tensor or ``rate`` not a real number.
-        ValueError: if ``rate`` is not in ``[0, 1]``.
+        TypeError: if ``input`` is not a Tensor, ``rate`` not a real number, or ``seed``
+            neither an int, a Generator nor None.
+        ValueError: if ``rate`` is not in ``[0, 1]`` or ``seed`` is negative.
     """
     if not isinstance(input, Tensor):
         raise TypeError(f"dropout takes a Tensor, got {type(input).__name__}")
@@ -374,6 +394,7 @@ def dropout(
     rate = float(rate)
     if not 0.0 <= rate <= 1.0:
         raise ValueError(f"dropout rate must be in [0, 1], got {rate}")
+    _check_seed(seed, "dropout")
     # BEGIN SOLUTION task4_4
     if ignore or rate == 0.0:
         return input
