@@ -2,6 +2,7 @@
 on small quadratics, a tiny training run, and constructor validation."""
 
 import math
+from fractions import Fraction
 
 import pytest
 from hypothesis import given
@@ -277,6 +278,14 @@ def test_betas_not_a_pair_raise_type_error(betas):
 def test_non_numeric_setting_raises_type_error_naming_it(make, name, bad):
     with pytest.raises(TypeError, match=rf"^{name} must be a real number, got"):
         make([Parameter(Scalar(1.0))], bad)
+
+
+@pytest.mark.parametrize("make", [SGD, Adam])
+def test_settings_may_be_any_real_number_type(make):
+    # fractions and numpy floats are real numbers too (numpy is not a dependency here)
+    opt = make([Parameter(Scalar(1.0))], lr=Fraction(1, 10), weight_decay=Fraction(0))
+    assert opt.lr == 0.1
+    assert isinstance(opt.lr, float)
 
 
 @given(floats(-5.0, 5.0), floats(0.0, 2.0))

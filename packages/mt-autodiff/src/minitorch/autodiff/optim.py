@@ -10,6 +10,7 @@ trainable.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -22,7 +23,7 @@ __all__ = ["SGD", "Adam", "Optimizer"]
 
 def _number(name: str, value: object) -> float:
     """``value`` as a float, or a TypeError naming the argument ``name``."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
     return float(value)
 
