@@ -136,6 +136,15 @@ def test_loss_errors() -> None:
         nn.one_hot([[0, 1]], 2)
 
 
+@pytest.mark.parametrize(
+    ("classes", "error"), [("x", TypeError), (2.0, TypeError), (0, ValueError)]
+)
+def test_one_hot_names_a_bad_class_count(classes, error) -> None:
+    # issue 22: one_hot([0, 1], 'x') ended in numpy's UFuncTypeError
+    with pytest.raises(error, match="^one_hot: classes must be"):
+        nn.one_hot([0, 1], classes)
+
+
 def test_a_small_conv_network_learns() -> None:
     """Bright-left vs bright-right 6x6 images: the loss falls and the net classifies them."""
 
