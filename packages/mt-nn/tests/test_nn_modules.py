@@ -141,7 +141,7 @@ def test_loss_errors() -> None:
 )
 def test_one_hot_names_a_bad_class_count(classes, error) -> None:
     # issue 22: one_hot([0, 1], 'x') ended in numpy's UFuncTypeError
-    with pytest.raises(error, match="^one_hot: classes must be"):
+    with pytest.raises(error, match=r"^one_hot: classes must be"):
         nn.one_hot([0, 1], classes)
 
 

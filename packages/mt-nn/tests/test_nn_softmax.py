@@ -187,6 +187,6 @@ def test_dropout_non_numeric_rate_is_a_type_error_naming_rate(rate, ignore) -> N
     # issue 22: dropout(x, 'a') said "could not convert string to float"
     t = from_numpy(np.ones((2, 2)), FastBackend)
     with pytest.raises(
-        TypeError, match=f"^dropout rate must be a real number, got {type(rate).__name__}"
+        TypeError, match=rf"^dropout rate must be a real number, got {type(rate).__name__}"
     ):
         nn.dropout(t, rate, ignore=ignore)
