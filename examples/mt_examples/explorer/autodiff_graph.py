@@ -81,7 +81,8 @@ def graph_nodes(output: Scalar) -> list[GraphNode]:
         if fn is not None:
             label = fn.__name__ + (" (output)" if node is output else "")
         else:
-            label = node.name or ("const" if node.is_constant() else "leaf")
+            named = node.name != str(node.unique_id)  # unnamed nodes default to their id
+            label = node.name if named else ("const" if node.is_constant() else "leaf")
         nodes.append(
             GraphNode(
                 key=keys[id(node)],

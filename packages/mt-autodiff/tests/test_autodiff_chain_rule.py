@@ -95,13 +95,30 @@ def test_chain_rule_of_mul():
     assert dy == 10.0
 
 
-def test_chain_rule_skips_constants():
+def test_chain_rule_gives_a_pair_per_input_constants_too():
+    # The course's contract (its test_chain_rule3): one pair per input, in order;
+    # backpropagate is what skips the constants.
     x = Scalar(2.0)
     z = x * 3.0
     back = list(z.chain_rule(5.0))
-    assert len(back) == 1
+    assert len(back) == 2
     assert back[0][0] is x
     assert back[0][1] == 15.0
+    assert back[1][0].is_constant()
+    assert back[1][1] == 10.0
+    w = Scalar(3.0, requires_grad=False) * x  # the constant first: the variable's is second
+    (c, _), (v, dv) = w.chain_rule(5.0)
+    assert c.is_constant()
+    assert v is x
+    assert dv == 15.0
+
+
+def test_backpropagate_gives_constants_no_derivative():
+    x = Scalar(2.0)
+    c = Scalar(3.0, requires_grad=False)
+    (x * c).backward()
+    assert x.derivative == 3.0
+    assert c.derivative is None
 
 
 def test_chain_rule_of_leaf_and_constant_is_empty():

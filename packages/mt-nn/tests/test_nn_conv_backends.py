@@ -20,9 +20,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import minitorch.nn as nn
-from minitorch.fast import FastBackend
+from minitorch.fast import FastBackend, FastOps, PlainFastBackend
 from minitorch.nn import conv as conv_module
-from minitorch.tensor import SimpleBackend, SimpleOps, TensorBackend, from_numpy
+from minitorch.tensor import SimpleBackend, SimpleOps, TensorBackend, TensorOps, from_numpy
 
 pytestmark = pytest.mark.task4_2
 
@@ -73,11 +73,45 @@ def test_cuda_tensors_get_the_cuda_kernels() -> None:
     assert conv_module.kernels_for(CUDA).__name__ == "minitorch.nn.conv_cuda"
 
 
+class SlowOps(TensorOps):
+    """A backend of its own (not derived from a known one), on the simple kernels."""
+
+    name = "slow"
+    map_kernel = staticmethod(SimpleOps.map_kernel)
+    zip_kernel = staticmethod(SimpleOps.zip_kernel)
+    reduce_kernel = staticmethod(SimpleOps.reduce_kernel)
+    matmul_kernel = staticmethod(SimpleOps.matmul_kernel)
+
+
 def test_unknown_backend_raises_naming_it() -> None:
-    slow = TensorBackend(SimpleOps, "slow")
+    slow = TensorBackend(SlowOps)
     x, w = from_numpy(np.ones((1, 1, 4)), slow), from_numpy(np.ones((1, 1, 2)), slow)
-    with pytest.raises(LookupError, match=r"no kernels for backend 'slow'.*'fast'"):
+    with pytest.raises(LookupError, match=r"no kernels for backend 'slow' \(ops SlowOps\).*'fast'"):
         nn.conv1d(x, w)
+
+
+def test_kernels_are_found_by_the_ops_class_not_the_name_a_caller_gave() -> None:
+    # The course's spelling, TensorBackend(FastOps), is the fast backend itself.
+    assert TensorBackend(FastOps) is FastBackend
+    assert conv_module.kernels_for(TensorBackend(FastOps)) is conv_module.kernels_for(FastBackend)
+    # A backend named differently by its caller, and a variant of a known ops class, find
+    # the kernels of the ops class they run.
+    renamed = TensorBackend(SimpleOps, "my-simple")
+    assert renamed.name == "my-simple"
+    assert conv_module.kernels_for(renamed).__name__ == "minitorch.nn.conv_simple"
+    variant = TensorBackend(type("TracedSimpleOps", (SimpleOps,), {"name": "traced"}))
+    assert conv_module.kernels_for(variant).__name__ == "minitorch.nn.conv_simple"
+    assert conv_module.kernels_for(PlainFastBackend) is conv_module.kernels_for(FastBackend)
+
+
+def test_conv_on_the_course_spelling_of_the_fast_backend() -> None:
+    course = TensorBackend(FastOps)
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((2, 3, 6, 5)), rng.standard_normal((4, 3, 2, 3))
+    got = nn.conv2d(from_numpy(x, course), from_numpy(w, course))
+    expected = nn.conv2d(from_numpy(x, SimpleBackend), from_numpy(w, SimpleBackend))
+    assert got.backend is FastBackend
+    np.testing.assert_allclose(got.to_numpy(), expected.to_numpy(), rtol=1e-10, atol=1e-12)
 
 
 def test_importing_nn_and_convolving_on_the_cpu_does_not_load_cuda() -> None:

@@ -1,4 +1,4 @@
-"""The six toy datasets: shape, ranges, reproducibility, no global RNG side effects."""
+"""The six toy datasets: shape, ranges, reproducibility (a seed, or random.seed), course keys."""
 
 import random
 
@@ -49,12 +49,38 @@ def test_spiral_is_deterministic():
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_global_random_state_untouched(name):
+def test_a_seed_leaves_the_global_random_state_untouched(name):
     random.seed(1234)
     before = random.getstate()
     datasets[name](30, seed=9)
-    datasets[name](30)  # seed=None draws fresh entropy, still into its own Random
     assert random.getstate() == before
+
+
+@pytest.mark.parametrize("name", RANDOM_NAMES)
+def test_without_a_seed_random_seed_reproduces_the_data(name):
+    # The course's datasets draw from the global random module: random.seed(n) fixes them.
+    random.seed(42)
+    first = datasets[name](30)
+    random.seed(42)
+    assert datasets[name](30) == first
+    assert datasets[name](30) != first  # the global state moved on
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_course_spelling_of_the_keys(name):
+    course = name.capitalize()  # the course's keys: "Simple", "Diag", "Split", "Xor", ...
+    assert course in datasets
+    assert datasets[course] is datasets[name]
+    assert datasets[name.upper()] is datasets[name]
+
+
+def test_unknown_dataset_names_the_known_ones():
+    with pytest.raises(KeyError, match=r"no dataset named 'moons'.*simple"):
+        datasets["moons"]
+    assert "moons" not in datasets
+    assert 3 not in datasets
+    assert len(datasets) == len(NAMES)
+    assert list(datasets) == list(NAMES)
 
 
 @pytest.mark.parametrize("name", RANDOM_NAMES)

@@ -103,6 +103,27 @@ def test_train_and_eval_recurse():
     assert [m.training for m in top.modules()] == [True, True, False, False, True]
 
 
+def test_mode_follows_train_and_eval():
+    # The course's networks read ``self.mode == "eval"`` to switch dropout off.
+    top = Top()
+    assert top.mode == "train"
+    top.eval()
+    assert [m.mode for m in top.modules()] == ["eval"] * 5
+    top.train()
+    assert top.block.inner.mode == "train"
+    top.mode = "eval"  # setting it is train(False)/eval() on the subtree
+    assert [m.training for m in top.modules()] == [False] * 5
+    top.block.mode = "train"
+    assert [m.mode for m in top.modules()] == ["eval", "eval", "train", "train", "eval"]
+
+
+def test_mode_refuses_other_values():
+    top = Top()
+    with pytest.raises(ValueError, match="mode must be 'train' or 'eval', got 'test'"):
+        top.mode = "test"
+    assert top.training
+
+
 def test_call_runs_forward_with_args_and_kwargs():
     top = Top()
     # layer1: x*1+0, layer2: y*4+0

@@ -13,6 +13,7 @@ from hypothesis.strategies import floats
 import minitorch.operators as ops
 from minitorch.operators import (
     MathTest,
+    MathTestVariable,
     add,
     eq,
     exp,
@@ -313,6 +314,17 @@ def test_math_catalogue_one_arg_is_finite_on_domain(name, fn, x):
 @given(x=small_floats, y=small_floats)
 def test_math_catalogue_two_arg_is_finite_on_domain(name, fn, x, y):
     assert math.isfinite(fn(x, y))
+
+
+@pytest.mark.task0_2
+def test_math_catalogue_pairs_on_the_float_catalogue():
+    # The course's visual tools call MathTest._comp_testing(): (name, reference, fn) triples,
+    # both functions the float reference on MathTest itself.
+    for triples, cases in zip(MathTest._comp_testing(), MathTest.cases(), strict=True):
+        assert [n for n, _, _ in triples] == [n for n, _ in cases]
+        assert all(ref is fn for _, ref, fn in triples)
+    one, _, _ = MathTestVariable.pairs()
+    assert dict((n, (r, f)) for n, r, f in one)["log"] == (MathTest.log, MathTestVariable.log)
 
 
 @pytest.mark.task0_2

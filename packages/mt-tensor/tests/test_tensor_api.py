@@ -13,7 +13,9 @@ import pytest
 from minitorch.tensor import (
     IndexingError,
     SimpleBackend,
+    SimpleOps,
     Tensor,
+    TensorBackend,
     available_backends,
     backend,
     from_numpy,
@@ -275,6 +277,32 @@ class FakeEntryPoints:
     def entry_points(self, group):
         assert group == tensor_ops.ENTRY_POINT_GROUP
         return [metadata.EntryPoint(n, v, group) for n, v in self.registered.items()]
+
+
+def test_one_backend_per_ops_class():
+    # The course writes TensorBackend(SimpleOps): the same object, kernels and name.
+    assert TensorBackend(SimpleOps) is SimpleBackend
+    assert TensorBackend(SimpleOps, "simple") is SimpleBackend
+    assert SimpleBackend.name == "simple"
+    renamed = TensorBackend(SimpleOps, "renamed")
+    assert renamed is not SimpleBackend
+    assert renamed == SimpleBackend
+    assert hash(renamed) == hash(SimpleBackend)
+    assert renamed.name == "renamed"
+    unnamed = type("UnnamedOps", (SimpleOps,), {"name": ""})
+    assert TensorBackend(unnamed).name == "UnnamedOps"
+    assert TensorBackend(unnamed) is TensorBackend(unnamed)
+
+
+def test_tensor_name_defaults_to_a_unique_id_string():
+    # The course's graph drawings label nodes by name; an unnamed tensor has its id.
+    a, b = ones(2), ones(2)
+    assert isinstance(a.name, str)
+    assert a.name == str(a.unique_id) != b.name
+    named = Tensor(a._tensor, name="weights")
+    assert named.name == "weights"
+    named.name = None
+    assert named.name == str(named.unique_id)
 
 
 def test_backend_simple_is_the_simple_backend():

@@ -250,6 +250,18 @@ def test_grad_check_catches_a_wrong_backward():
         grad_check(WrongSquare.apply, x)
 
 
+def test_grad_check_skips_points_without_a_derivative():
+    # At a jump (a + 1.2 < b exactly at a + 1.2 == b) or a kink (relu at 0) the central
+    # difference measures the jump; there is no derivative to compare backprop with.
+    a, b = tensor([0.0, 1.0]), tensor([1.2, 5.0])
+    grad_check(lambda x, y: x + 1.2 < y, a, b, samples=None)
+    grad_check(lambda x, y: x + 1.2 > y, a, b, samples=None)
+    grad_check(lambda x: x.relu(), tensor([0.0, 2.0]), samples=None)
+    # ... while a wrong backward where the function is smooth is still caught.
+    with pytest.raises(AssertionError, match="gradient check failed"):
+        grad_check(WrongSquare.apply, tensor([0.0, 1.0]), samples=None)
+
+
 def test_inv_backward_of_tiny_values_is_minus_inf():
     """Regression (issue 12 item 2): the simple backend raised ZeroDivisionError."""
     x = tensor([1e-200, -1e-200, 2.0], requires_grad=True)

@@ -188,10 +188,25 @@ def test_index_of_wrong_length_raises(index):
         data_of((2, 2)).index(index)
 
 
-@pytest.mark.parametrize("index", [(2, 0), (0, 2), (-3, 0), (0, 99)])
+@pytest.mark.parametrize("index", [(2, 0), (0, 2), (0, 99)])
 def test_index_out_of_range_raises(index):
     with pytest.raises(IndexingError, match="out of range"):
         data_of((2, 2)).index(index)
+
+
+@pytest.mark.parametrize("index", [(-1, 0), (0, -2), (-3, 0)])
+def test_index_refuses_negative_entries_as_the_course_does(index):
+    with pytest.raises(IndexingError, match=r"negative entry in dimension \d"):
+        data_of((2, 2)).index(index)
+
+
+def test_get_set_and_tensor_indexing_count_negative_entries_from_the_end():
+    td = data_of((2, 3))
+    td.set((-1, -1), 7.0)
+    assert td.get((1, 2)) == 7.0
+    assert td.get((-1, -1)) == 7.0
+    with pytest.raises(IndexingError, match="out of range"):
+        td.get((-3, 0))
 
 
 @pytest.mark.parametrize("index", [(0.5, 0), ("0", 0), (0, None), (True, 0)])

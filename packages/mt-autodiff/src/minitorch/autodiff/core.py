@@ -146,7 +146,10 @@ class GraphNode:
         return () if self.history is None else self.history.inputs
 
     def _input_derivatives(self, d_output: Any) -> list[tuple[Any, Any]]:
-        """Return ``(input, d_input)`` for each non-constant input of this value's function.
+        """Return ``(input, d_input)`` for each input of this value's function, in order.
+
+        Constant inputs are included (the course's contract: one pair per input); the
+        engine skips them.
 
         Raises:
             RuntimeError: if the backward returns a different number of derivatives than
@@ -161,7 +164,7 @@ class GraphNode:
                 f"{h.last_fn.__name__}.backward returned {len(grads)} derivative(s) "
                 f"for {len(h.inputs)} input(s)"
             )
-        return [(x, d) for x, d in zip(h.inputs, grads, strict=True) if not x.is_constant()]
+        return list(zip(h.inputs, grads, strict=True))
 
 
 class _GradState(threading.local):

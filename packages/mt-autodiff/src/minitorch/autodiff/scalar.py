@@ -94,10 +94,11 @@ class Scalar(GraphNode):
         history: how it was made (None for a constant).
         derivative: the accumulated derivative of a leaf after ``backward()`` (also
             readable and writable as ``grad``, the name Tensors and PyTorch use).
-        name: an optional label, used by the visual tools.
+        name: a label for graph drawings: the one given, else a unique id string (the
+            course's default).
     """
 
-    __slots__ = ("data", "derivative", "history", "name")
+    __slots__ = ("_name", "data", "derivative", "history")
 
     def __init__(
         self,
@@ -116,7 +117,16 @@ class Scalar(GraphNode):
             history = ScalarHistory()
         self.history: ScalarHistory | None = history
         self.derivative: float | None = None
-        self.name: str | None = name
+        self._name = name
+
+    @property
+    def name(self) -> str:
+        """The label given at creation, else this Scalar's unique id as a string."""
+        return self._name if self._name is not None else str(self.unique_id)
+
+    @name.setter
+    def name(self, value: str | None) -> None:
+        self._name = value
 
     @property
     def grad(self) -> float | None:
@@ -133,7 +143,10 @@ class Scalar(GraphNode):
 
     # The Variable protocol: unique_id, is_leaf, is_constant, parents come from GraphNode.
     def chain_rule(self, d_output: float) -> Iterable[tuple[Scalar, float]]:
-        """Return ``(input, d_input)`` for the non-constant inputs of this Scalar's function."""
+        """Return ``(input, d_input)`` for every input of this Scalar's function, constants too.
+
+        ``backpropagate`` skips the constants; the course's tests count one pair per input.
+        """
         # BEGIN SOLUTION task1_3
         return [(x, float(d)) for x, d in self._input_derivatives(d_output)]
         # END SOLUTION

@@ -23,6 +23,7 @@ class CudaOps(TensorOps):
     """
 
     cuda = True
+    name = "cuda"
 
     @staticmethod
     def storage_zeros(size: int) -> device.DeviceArray:

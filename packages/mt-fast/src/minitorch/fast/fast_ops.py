@@ -48,6 +48,7 @@ def _deferred(ops: type[FastOps], factory: str, fn: Any, work_arg: int) -> Calla
 class FastOps(TensorOps):
     """Parallel CPU backend: Numba ``prange`` kernels over host (numpy) storage (tuned)."""
 
+    name = "fast"
     kernels: ClassVar[str] = "tuned"
     """The module of ``minitorch.fast`` whose kernels this backend runs."""
 
@@ -84,6 +85,7 @@ FastBackend = TensorBackend(FastOps, "fast")
 class PlainFastOps(FastOps):
     """``FastOps`` on the course's plain kernels (``minitorch.fast.plain``)."""
 
+    name = "fast-plain"
     kernels: ClassVar[str] = "plain"
 
 

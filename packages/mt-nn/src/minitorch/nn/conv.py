@@ -11,7 +11,9 @@ reading zero before the left edge. The backward pass is two more convolutions:
 
 A 1-D convolution is the 2-D one with height 1, so one pair of kernels serves both. Each
 backend has its own pair, in its own module, found in ``CONV_KERNELS`` by the backend's
-name (the name ``backend("fast")`` knows it by): ``conv_simple`` (plain loops, the course's
+``TensorOps`` class: the ``name`` that class declares (``simple``, ``fast``, ``cuda``), or
+the nearest base class's, so ``TensorBackend(FastOps)`` and ``PlainFastBackend`` find the
+fast kernels whatever they are called: ``conv_simple`` (plain loops, the course's
 reference), ``conv_fast`` (parallel Numba) and ``conv_cuda`` (CUDA, imported only when a
 ``CudaBackend`` tensor is convolved). Every module offers the same two functions over flat
 storages:
@@ -42,23 +44,27 @@ CONV_KERNELS: dict[str, str] = {
     "fast": "minitorch.nn.conv_fast",
     "cuda": "minitorch.nn.conv_cuda",
 }
-"""Backend name -> the module holding that backend's convolution kernels."""
+"""``TensorOps.name`` of a backend's ops class -> the module of its convolution kernels."""
 
 
 def kernels_for(backend: TensorBackend) -> ModuleType:
     """Return the module of convolution kernels for ``backend`` (imported on first use).
 
+    The kernels are found by the backend's ops class (``backend.ops``): the first class in
+    its method resolution order whose declared ``name`` is a key of ``CONV_KERNELS``.
+
     Raises:
-        LookupError: if ``CONV_KERNELS`` has no kernels for the backend's name.
+        LookupError: if neither the ops class nor a base class of it has kernels.
     """
-    module = CONV_KERNELS.get(backend.name)
-    if module is None:
-        raise LookupError(
-            f"conv has no kernels for backend {backend.name!r} ({backend!r}); it has kernels "
-            f"for the backends {sorted(CONV_KERNELS)}: move the tensors with .to(backend), or "
-            "add the backend's kernel module to minitorch.nn.conv.CONV_KERNELS"
-        )
-    return importlib.import_module(module)
+    for ops in backend.ops.__mro__:
+        module = CONV_KERNELS.get(vars(ops).get("name", ""))
+        if module is not None:
+            return importlib.import_module(module)
+    raise LookupError(
+        f"conv has no kernels for backend {backend.name!r} (ops {backend.ops.__name__}); it "
+        f"has kernels for the backends {sorted(CONV_KERNELS)}: move the tensors with "
+        ".to(backend), or add the backend's kernel module to minitorch.nn.conv.CONV_KERNELS"
+    )
 
 
 def _check(name: str, input: Tensor, weight: Tensor, dims: int) -> Sizes:

@@ -28,7 +28,7 @@ from .scalar import (
     sqrt,
 )
 from .testing import MathTest, MathTestVariable
-from .toy_data import Graph, datasets
+from .toy_data import DatasetTable, Graph, datasets
 
 # The course's camelCase names of the functional helpers (its tests call them).
 addLists = add_lists  # noqa: N816
@@ -36,6 +36,7 @@ negList = neg_list  # noqa: N816
 zipWith = zip_with  # noqa: N816
 
 __all__ = [
+    "DatasetTable",
     "Graph",
     "MathTest",
     "MathTestVariable",

@@ -184,6 +184,17 @@ class Module:
         return self.train(False)
         # END SOLUTION
 
+    @property
+    def mode(self) -> str:
+        """``"train"`` or ``"eval"``, following ``training`` (the course's programs read it)."""
+        return "train" if self.training else "eval"
+
+    @mode.setter
+    def mode(self, value: str) -> None:
+        if value not in ("train", "eval"):
+            raise ValueError(f"mode must be 'train' or 'eval', got {value!r}")
+        self.train(value == "train")
+
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         """Compute the module's output; subclasses implement it."""
         raise NotImplementedError(f"{type(self).__name__} does not implement forward()")

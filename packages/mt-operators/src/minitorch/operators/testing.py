@@ -18,6 +18,7 @@ __all__ = ["MathTest", "MathTestVariable"]
 
 Fn = Callable[..., Any]
 Cases = list[tuple[str, Fn]]
+Pairs = list[tuple[str, Fn, Fn]]
 
 _ONE_ARG = (
     "neg",
@@ -175,8 +176,22 @@ class MathTest:
     # The course material's name for ``cases``.
     _tests = cases
 
+    @classmethod
+    def pairs(cls) -> tuple[Pairs, Pairs, Pairs]:
+        """Return ``(name, float_reference, fn)`` for every function of this catalogue.
 
-Pairs = list[tuple[str, Fn, Fn]]
+        On ``MathTestVariable`` ``fn`` is the Scalar/Tensor version; on ``MathTest`` itself
+        both functions are the float reference (the course's visual tools call it so).
+        """
+        ref = MathTest.cases()
+        var = cls.cases()
+        return tuple(  # type: ignore[return-value]
+            [(n, f, g) for (n, f), (_, g) in zip(r, v, strict=True)]
+            for r, v in zip(ref, var, strict=True)
+        )
+
+    # The course material's name for ``pairs``.
+    _comp_testing = pairs
 
 
 class MathTestVariable(MathTest):
@@ -246,16 +261,3 @@ class MathTestVariable(MathTest):
     def mean_full_red(a: Any) -> Any:
         """Mean over everything."""
         return a.mean()
-
-    @classmethod
-    def pairs(cls) -> tuple[Pairs, Pairs, Pairs]:
-        """Return ``(name, float_reference, variable_fn)`` for every function."""
-        ref = MathTest.cases()
-        var = cls.cases()
-        return tuple(  # type: ignore[return-value]
-            [(n, f, g) for (n, f), (_, g) in zip(r, v, strict=True)]
-            for r, v in zip(ref, var, strict=True)
-        )
-
-    # The course material's name for ``pairs``.
-    _comp_testing = pairs

@@ -1,17 +1,32 @@
 """The course's six toy datasets: points in the unit square with a binary label.
 
-Each generator is ``f(N, seed=None) -> Graph`` and uses its own ``random.Random(seed)``,
-so it never touches the global random state.
+Each generator is ``f(N, seed=None) -> Graph``. With a seed it draws from its own
+``random.Random(seed)`` and leaves the global random state alone; without one it draws from
+Python's global ``random``, as the course's datasets do, so ``random.seed(n)`` reproduces
+them.
+
+``datasets`` maps each name to its generator; its keys are lowercase and a lookup ignores
+case, so the course's ``datasets["Simple"]`` works too.
 """
 
 from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from typing import NamedTuple
 
-__all__ = ["Graph", "circle", "datasets", "diag", "simple", "spiral", "split", "xor"]
+__all__ = [
+    "DatasetTable",
+    "Graph",
+    "circle",
+    "datasets",
+    "diag",
+    "simple",
+    "spiral",
+    "split",
+    "xor",
+]
 
 
 class Graph(NamedTuple):
@@ -22,15 +37,15 @@ class Graph(NamedTuple):
     y: list[int]
 
 
-def _points(n: int, rng: random.Random) -> list[tuple[float, float]]:
+def _points(n: int, draw: Callable[[], float]) -> list[tuple[float, float]]:
     if not isinstance(n, int) or isinstance(n, bool) or n < 0:
         raise ValueError(f"N must be a non-negative int, got {n!r}")
-    return [(rng.random(), rng.random()) for _ in range(n)]
+    return [(draw(), draw()) for _ in range(n)]
 
 
 def _labelled(n: int, seed: int | None, rule: Callable[[float, float], bool]) -> Graph:
-    rng = random.Random(seed)
-    points = _points(n, rng)
+    draw = random.random if seed is None else random.Random(seed).random
+    points = _points(n, draw)
     return Graph(n, points, [1 if rule(x1, x2) else 0 for x1, x2 in points])
 
 
@@ -80,11 +95,46 @@ def spiral(N: int, seed: int | None = None) -> Graph:
     return Graph(N, points, y)
 
 
-datasets: dict[str, Callable[..., Graph]] = {
-    "simple": simple,
-    "diag": diag,
-    "split": split,
-    "xor": xor,
-    "circle": circle,
-    "spiral": spiral,
-}
+class DatasetTable(Mapping[str, Callable[..., Graph]]):
+    """A read-only table of dataset generators whose lookups ignore case.
+
+    Iterating gives the lowercase names (``simple``, ...); ``table["Simple"]`` (the course's
+    spelling) and ``"XOR" in table`` find the same generator.
+    """
+
+    def __init__(self, generators: Mapping[str, Callable[..., Graph]]) -> None:
+        self._generators = {name.lower(): fn for name, fn in generators.items()}
+
+    def __getitem__(self, name: str) -> Callable[..., Graph]:
+        key = name.lower() if isinstance(name, str) else name
+        try:
+            return self._generators[key]
+        except KeyError:
+            raise KeyError(
+                f"no dataset named {name!r}; the datasets are {sorted(self._generators)}"
+            ) from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._generators)
+
+    def __len__(self) -> int:
+        return len(self._generators)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name.lower() in self._generators
+
+    def __repr__(self) -> str:
+        return f"DatasetTable({sorted(self._generators)})"
+
+
+datasets = DatasetTable(
+    {
+        "simple": simple,
+        "diag": diag,
+        "split": split,
+        "xor": xor,
+        "circle": circle,
+        "spiral": spiral,
+    }
+)
+"""The six toy datasets by name (lookups ignore case: ``datasets["Xor"]``)."""

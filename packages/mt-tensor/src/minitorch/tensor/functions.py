@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, cast
 from minitorch.autodiff import Context, GraphNode, is_grad_enabled, no_grad
 
 from .tensor_data import TensorData
-from .tensor_ops import TensorBackend, expand
+from .tensor_ops import TensorBackend, check_same_device, expand
 
 if TYPE_CHECKING:
     from .tensor import Tensor
@@ -139,11 +139,7 @@ class Function:
                 continue  # the common case: the same backend object
             if not isinstance(backend, TensorBackend):
                 raise TypeError(f"{cls.__name__}.apply takes Tensors, got {type(t).__name__}")
-            if backend != first:
-                raise ValueError(
-                    f"{cls.__name__}: inputs live on different backends ({first.name} and "
-                    f"{backend.name}); move one with .to(backend)"
-                )
+            check_same_device(cls.__name__, first, backend)
         if not (need_grad and is_grad_enabled()):
             return cls.forward(_NO_GRAD_CONTEXT, *vals)
         ctx = Context()

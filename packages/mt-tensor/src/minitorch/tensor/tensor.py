@@ -61,6 +61,7 @@ from .tensor_data import (
 from .tensor_ops import (
     SimpleBackend,
     TensorBackend,
+    check_same_device,
     expand,
     get_default_backend,
     resolve_backend,
@@ -122,10 +123,11 @@ class Tensor(GraphNode):
         backend: the ``TensorBackend`` whose kernels compute on this tensor.
         history: how the tensor was made (None for a constant).
         grad: the accumulated gradient of a leaf after ``backward()``.
-        name: an optional label.
+        name: a label for graph drawings: the one given, else a unique id string (the
+            course's default).
     """
 
-    __slots__ = ("_tensor", "backend", "grad", "history", "name")
+    __slots__ = ("_name", "_tensor", "backend", "grad", "history")
 
     # numpy operands: ``array + t`` must not turn ``t`` into an array (dropping its graph).
     # With ufuncs disabled numpy returns NotImplemented, Python calls ``t.__radd__``, and
@@ -143,7 +145,7 @@ class Tensor(GraphNode):
         self.history = back
         self.backend = backend if backend is not None else get_default_backend()
         self.grad: Tensor | None = None
-        self.name = name
+        self._name = name
         ops = self.backend.ops
         if not ops.is_storage(v.storage):
             if not isinstance(v.storage, np.ndarray):
@@ -154,6 +156,15 @@ class Tensor(GraphNode):
             # Host data for a device backend: copy it over (shape and strides kept).
             storage = ops.storage_from_numpy(v.storage)
             self._tensor = TensorData(storage, v.shape, v.strides)
+
+    @property
+    def name(self) -> str:
+        """The label given at creation, else this tensor's unique id as a string."""
+        return self._name if self._name is not None else str(self.unique_id)
+
+    @name.setter
+    def name(self, value: str | None) -> None:
+        self._name = value
 
     # ------------------------------------------------------------------ construction
     @staticmethod
@@ -182,11 +193,8 @@ class Tensor(GraphNode):
 
     def _ensure_tensor(self, b: TensorLike | numbers.Real) -> Tensor:
         if isinstance(b, Tensor):
-            if b.backend is not self.backend and b.backend != self.backend:
-                raise ValueError(
-                    f"operands live on different backends ({self.backend.name} and "
-                    f"{b.backend.name}); move one with .to(backend)"
-                )
+            if b.backend is not self.backend:
+                check_same_device("Tensor", self.backend, b.backend)
             return b
         if isinstance(b, numbers.Real):
             return Tensor.make([float(b)], (1,), backend=self.backend)
@@ -266,7 +274,11 @@ class Tensor(GraphNode):
         """
         if self.history is not None:
             self.history.check_saved_versions()
-        return [(x, x._reduce_to_shape(g)) for x, g in self._input_derivatives(d_output)]
+        return [
+            (x, x._reduce_to_shape(g))
+            for x, g in self._input_derivatives(d_output)
+            if not x.is_constant()  # a constant's gradient would be summed for nothing
+        ]
 
     def accumulate_derivative(self, x: Tensor) -> None:
         """Add ``x`` to this leaf's ``grad``."""
@@ -274,6 +286,8 @@ class Tensor(GraphNode):
             raise RuntimeError("only leaf tensors accumulate a gradient")
         if x.shape != self.shape:
             x = self._reduce_to_shape(x)
+        if x.backend is not self.backend:  # from an operation on another host backend
+            x = Tensor(x._tensor, backend=self.backend)
         self.grad = x if self.grad is None else self.backend.add_zip(self.grad, x)
 
     def _reduce_to_shape(self, grad: Tensor) -> Tensor:

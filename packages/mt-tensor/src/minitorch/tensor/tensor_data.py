@@ -367,7 +367,7 @@ class TensorData:
         """See ``shape_broadcast``."""
         return shape_broadcast(shape_a, shape_b)
 
-    def _position(self, index: int | UserIndex) -> int:
+    def _position(self, index: int | UserIndex, negative: bool = True) -> int:
         idx = (index,) if isinstance(index, (int, np.integer)) else tuple(index)
         if len(idx) != self.dims:
             raise IndexingError(
@@ -378,6 +378,11 @@ class TensorData:
             if not isinstance(i, (int, np.integer)) or isinstance(i, bool):
                 raise IndexingError(f"index entries must be ints, got {i!r} in {idx}")
             if i < 0:
+                if not negative:
+                    raise IndexingError(
+                        f"index {idx} has a negative entry in dimension {d}: TensorData "
+                        "indices run from 0 (Tensor indexing, t[-1], counts from the end)"
+                    )
                 i += s
             if not 0 <= i < s:
                 raise IndexingError(
@@ -387,19 +392,22 @@ class TensorData:
         return pos
 
     def index(self, index: int | UserIndex) -> int:
-        """Return the storage position of a user index (negative entries count from the end).
+        """Return the storage position of a user index, each entry in ``[0, size)``.
+
+        As in the course, negative entries are refused here; ``get``/``set`` and Tensor
+        indexing (``t[-1, 0]``) count them from the end, as PyTorch does.
 
         Raises:
             IndexingError: for the wrong number of entries, or an entry out of range.
         """
-        return self._position(index)
+        return self._position(index, negative=False)
 
     def get(self, key: int | UserIndex) -> float:
-        """Return the value at an index."""
+        """Return the value at an index (negative entries count from the end)."""
         return float(self._storage[self._position(key)])
 
     def set(self, key: int | UserIndex, val: float) -> None:
-        """Write the value at an index (an in-place write: bumps ``version``)."""
+        """Write the value at an index (negative entries count from the end; bumps ``version``)."""
         self._storage[self._position(key)] = val
         self.version.bump()
 

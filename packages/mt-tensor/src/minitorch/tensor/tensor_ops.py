@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from importlib import metadata
 from math import prod
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -48,6 +48,7 @@ __all__ = [
     "TensorOps",
     "available_backends",
     "backend",
+    "check_same_device",
     "default_backend",
     "get_default_backend",
     "matmul_shape",
@@ -111,6 +112,10 @@ class TensorOps:
     """
 
     cuda: bool = False
+    name: str = ""
+    """The backend's short name (``simple``, ``fast``, ``cuda``): its name in messages, and
+    the key by which higher layers (mt-nn's convolutions) find kernels for it. Subclasses
+    inherit it, so a variant of a backend finds that backend's kernels."""
 
     # Storage: where a backend keeps its buffers. The default is host (numpy) memory.
     @staticmethod
@@ -269,14 +274,29 @@ def _as_batch3(t: Tensor, batch: tuple[int, ...]) -> TensorData:
 class TensorBackend:
     """Every named tensor operation, built once from a backend's primitives.
 
+    One backend per ``TensorOps`` class: ``TensorBackend(FastOps)`` (the course's spelling)
+    returns the very object ``FastBackend`` is, with its kernels, its name and its compiled
+    code, so the two are interchangeable everywhere.
+
     Args:
         ops: the backend's ``TensorOps`` subclass.
-        name: a short name (``simple``, ``fast``, ``cuda``) used in messages.
+        name: a short name used in messages (default: ``ops.name``, else the class name).
     """
 
+    _made: ClassVar[dict[type[TensorOps], TensorBackend]] = {}
+
+    def __new__(cls, ops: type[TensorOps], name: str | None = None) -> TensorBackend:
+        """Return the backend already made for ``ops`` (unless renamed), else a new one."""
+        made = TensorBackend._made.get(ops) if cls is TensorBackend else None
+        if made is not None and (name is None or name == made.name):
+            return made
+        return super().__new__(cls)
+
     def __init__(self, ops: type[TensorOps], name: str | None = None) -> None:
+        if self.__dict__.get("ops") is ops:
+            return  # the backend of ``ops`` made earlier (see ``__new__``)
         self.ops = ops
-        self.name = name or ops.__name__
+        self.name = name or ops.name or ops.__name__
         self.cuda = ops.cuda
         # Maps.
         self.neg_map = ops.map(operators.neg)
@@ -302,6 +322,8 @@ class TensorBackend:
         self.mul_reduce = ops.reduce(operators.mul, 1.0)
         self.max_reduce = ops.reduce(operators.max, -float("inf"))
         self.matrix_multiply = ops.matrix_multiply
+        if type(self) is TensorBackend:
+            TensorBackend._made.setdefault(ops, self)
 
     def __eq__(self, other: object) -> bool:
         """Backends are equal when they run the same ``TensorOps`` class.
@@ -320,6 +342,27 @@ class TensorBackend:
         return f"TensorBackend({self.name})"
 
 
+def check_same_device(what: str, a: TensorBackend, b: TensorBackend) -> None:
+    """Check that tensors on backends ``a`` and ``b`` can be combined by operation ``what``.
+
+    Backends that keep their storage in the same memory interoperate (``simple``, ``fast``
+    and ``fast-plain`` all use host memory): the result is computed on, and lives on, the
+    first tensor operand's backend. Host and GPU tensors do not mix, as in PyTorch.
+
+    Raises:
+        ValueError: if one backend keeps its tensors on the GPU and the other in host memory.
+    """
+    if a.cuda != b.cuda:
+
+        def where(x: TensorBackend) -> str:
+            return f"{x.name} (GPU memory)" if x.cuda else f"{x.name} (host memory)"
+
+        raise ValueError(
+            f"{what}: operands live on different devices, {where(a)} and {where(b)}; "
+            "move one with .to(backend)"
+        )
+
+
 # ---------------------------------------------------------------------------------------
 # The simple backend: plain Python loops, written to be read. It is the oracle the
 # parallel backends are tested against.
@@ -327,6 +370,8 @@ class TensorBackend:
 
 class SimpleOps(TensorOps):
     """Reference backend: each kernel is a Python loop over output positions."""
+
+    name = "simple"
 
     @staticmethod
     def map_kernel(fn: Callable[[float], float]) -> MapKernel:

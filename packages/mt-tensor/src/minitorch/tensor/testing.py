@@ -651,36 +651,58 @@ class BackendSuite:
         )
         assert_close((x @ w + bias).relu().sum(1), expected)
 
-    # ------------------------------------------------------------------ backends do not mix
+    # ------------------------------------------------------------------ backends that mix
     @pytest.mark.task2_3
-    def test_backends_do_not_mix(self) -> None:
-        """Combining a tensor of this backend with one of another raises ValueError."""
-        other = (
-            SimpleBackend
-            if self.backend != SimpleBackend
-            else TensorBackend(type("OtherSimpleOps", (SimpleOps,), {}), "another-simple")
-        )
-        a = self.const(np.ones((2, 2)))
-        b = from_numpy(np.ones((2, 2)), backend=other)
-        ops: list[Callable[[Tensor, Tensor], Any]] = [
-            operator.add,
-            operator.sub,
-            operator.mul,
-            operator.truediv,
-            operator.matmul,
-            operator.lt,
-            operator.gt,
-            operator.eq,
-            Tensor.is_close,
+    def test_backends_on_one_device_mix(self) -> None:
+        """Tensors of two backends in the same memory combine; the first operand's wins.
+
+        Host backends (simple, fast, fast-plain) all keep numpy storage, so an operation
+        between them runs on the first operand's backend, and a leaf's gradient lands on the
+        leaf's own backend. A backend on another device raises ValueError naming both.
+        """
+        # Another backend in the same memory: the simple one, or for the simple backend (and
+        # a device backend) a variant of this backend's own ops class.
+        other = SimpleBackend
+        if self.backend is SimpleBackend or self.backend.cuda:
+            variant = type("OtherOps", (self.backend.ops,), {"name": "other"})
+            other = TensorBackend(variant)
+        x, y = np.arange(1.0, 5.0).reshape(2, 2), np.arange(2.0, 6.0).reshape(2, 2)
+        ops: list[tuple[Callable[[Any, Any], Any], Callable[[Any, Any], Any]]] = [
+            (operator.add, operator.add),
+            (operator.sub, operator.sub),
+            (operator.mul, operator.mul),
+            (operator.truediv, operator.truediv),
+            (operator.matmul, operator.matmul),
+            (operator.lt, lambda p, q: (p < q) * 1.0),
+            (operator.eq, lambda p, q: (p == q) * 1.0),
         ]
-        for op in ops:
-            with pytest.raises(ValueError, match="different backends"):
-                op(a, b)
-            with pytest.raises(ValueError, match="different backends"):
-                op(b, a)
+        a = self.const(x)
+        b = from_numpy(y, backend=other)
+        for op, ref in ops:
+            if not self.backend.cuda:
+                assert op(a, b).backend is a.backend
+                assert op(b, a).backend is b.backend
+            assert_close(op(a, b), ref(x, y))
+            assert_close(op(b, a), ref(y, x))
+        leaf = from_numpy(x.copy(), backend=self.backend).requires_grad_(True)
+        (b * leaf).sum().backward()
+        assert leaf.grad is not None
+        assert leaf.grad.backend is leaf.backend
+        assert_close(leaf.grad, y)
+
+        device = type(
+            "ElsewhereOps", (SimpleOps,), {"cuda": not self.backend.cuda, "name": "elsewhere"}
+        )
+        elsewhere = TensorBackend(device)
+        c = Tensor.make([1.0, 2.0, 3.0, 4.0], (2, 2), backend=elsewhere)
+        for op, _ in ops:
+            with pytest.raises(ValueError, match=r"different devices.*move one with \.to"):
+                op(a, c)
+            with pytest.raises(ValueError, match=r"different devices.*move one with \.to"):
+                op(c, a)
         moved = b.to(self.backend)
         assert moved.backend == self.backend
-        assert_close(a + moved, np.full((2, 2), 2.0))
+        assert_close(a + moved, x + y)
 
     # ------------------------------------------------------------------ the error contract
     # Bad inputs drawn by hypothesis: each must raise the documented exception with a
