@@ -520,6 +520,13 @@ def import_providers() -> dict[str, set[str]]:
     return providers
 
 
+UNDECLARED_BY_DESIGN = {
+    # mt-root reads numba.cuda for the course's code only once that code has imported numba
+    # itself (a hook on `import numba`): it never makes Numba a need of its own.
+    ("mt-root", "numba.cuda"),
+}
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_third_party_imports_are_declared(name):
     declared: set[str] = set()
@@ -531,6 +538,8 @@ def test_third_party_imports_are_declared(name):
     for imp in imports_of(name):
         top = imp.module.split(".")[0]
         if not top or top in {"minitorch", "__future__"} or top in sys.stdlib_module_names:
+            continue
+        if (name, imp.module) in UNDECLARED_BY_DESIGN:
             continue
         dists = providers.get(top, set())
         if not dists:
