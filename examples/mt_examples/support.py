@@ -198,8 +198,8 @@ def hint_missing(package: str, what: str) -> None:
 def progress_bar(total: int, desc: str, unit: str, show: bool = True) -> Any:
     """Return a tqdm bar over ``total`` steps, or None if ``show`` is off or tqdm is missing.
 
-    When stderr is not a terminal (a log file, CI) the bar redraws at most once every 2 s, so
-    a long run writes a few lines, not one per step.
+    There is no bar when stderr is not a terminal (a log file, a pipe, CI): its carriage
+    returns would interleave with the per-epoch lines there.
     """
     if not show:
         return None
@@ -208,8 +208,9 @@ def progress_bar(total: int, desc: str, unit: str, show: bool = True) -> Any:
     except ImportError:
         hint_missing("tqdm", "there is no progress bar")
         return None
-    interval = 0.1 if sys.stderr.isatty() else 2.0
-    return tqdm(total=total, desc=desc, unit=unit, leave=False, mininterval=interval)
+    if not sys.stderr.isatty():
+        return None
+    return tqdm(total=total, desc=desc, unit=unit, leave=False, mininterval=0.1)
 
 
 def check_finite(loss: float, epoch: int | str) -> float:

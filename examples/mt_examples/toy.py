@@ -153,7 +153,7 @@ def fit(
             if log_every and (epoch % log_every == 0 or epoch == cfg.epochs):
                 write(
                     f"epoch {epoch:>5}/{cfg.epochs}  loss {loss:.4f}  "
-                    f"accuracy {correct}/{n} ({correct / n:.1%})"
+                    f"accuracy {correct}/{n} ({correct / n:.1%}) before its step"
                 )
             if on_epoch is not None:
                 info = {"epoch": epoch, "loss": loss, "accuracy": correct / n}
@@ -214,8 +214,8 @@ def main(
     except DivergedError as exc:
         exit_with(parser.prog, exc)
     print(
-        f"done: dataset={config.dataset} backend={config.backend} final accuracy "
-        f"{result.final_accuracy:.1%} final loss {result.final_loss:.4f}  "
+        f"done: dataset={config.dataset} backend={config.backend} after the last step: "
+        f"final accuracy {result.final_accuracy:.1%} final loss {result.final_loss:.4f}  "
         f"{result.seconds_per_epoch:.4f} s/epoch ({result.seconds:.1f} s total)"
     )
     return result

@@ -190,7 +190,9 @@ def train(
     Raises:
         DatasetError: if the MNIST files are missing or corrupt.
         CheckpointError: if ``resume`` does not fit the network.
-        ValueError: for a ``val_size`` too large, or an ``out_dir`` that is a file.
+        FileNotFoundError: if ``resume`` does not exist.
+        ValueError: for a ``val_size`` too large, an ``out_dir`` that is a file, or a
+            ``checkpoint`` path not ending in ``.npz`` (all checked before training).
         DivergedError: if the loss becomes NaN or infinite.
     """
     c = config
@@ -200,6 +202,10 @@ def train(
         taken = next((p for p in (folder, *folder.parents) if p.exists()), folder)
         if not taken.is_dir():
             raise ValueError(f"cannot write into {folder}: {taken} is a file, not a folder")
+    if ckpt.suffix != ".npz":  # save_checkpoint's rule, checked before a whole epoch is spent
+        raise ValueError(f"checkpoint path must end in .npz, got {ckpt}")
+    if resume is not None and not Path(resume).is_file():
+        raise FileNotFoundError(f"the checkpoint to resume from, {resume}, does not exist")
     be = find_backend(c.backend) if isinstance(c.backend, str) else c.backend
     train_set = MNIST.load(c.data_dir, "train")
     test_set = MNIST.load(c.data_dir, "test")

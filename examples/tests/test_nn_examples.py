@@ -183,6 +183,23 @@ def test_train_mnist_out_dir_that_is_a_file_fails_before_training(
     assert f"{taken} is a file, not a folder" in exit_message(train_mnist.main, argv)
 
 
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ("--checkpoint ck.pt", "checkpoint path must end in .npz, got ck.pt"),
+        ("--resume missing.npz", "the checkpoint to resume from, missing.npz, does not exist"),
+    ],
+)
+def test_train_mnist_checks_checkpoint_options_before_training(
+    mnist_dir, tmp_path, monkeypatch, option, message
+) -> None:
+    # issue 22: --checkpoint ck.pt trained and evaluated a whole epoch before it was refused
+    monkeypatch.setattr(train_mnist.MNIST, "load", lambda *a: pytest.fail("loaded the data"))
+    monkeypatch.chdir(tmp_path)
+    argv = ["--data-dir", str(mnist_dir), "--out-dir", str(tmp_path), "--no-progress"]
+    assert message in exit_message(train_mnist.main, [*argv, *option.split()])
+
+
 def test_train_mnist_stops_when_the_loss_diverges(mnist_dir, tmp_path) -> None:
     options = "--lr 1e300 --optimizer sgd --epochs 3 --batch-size 16 --no-progress"
     argv = ["--data-dir", str(mnist_dir), "--out-dir", str(tmp_path), *options.split()]

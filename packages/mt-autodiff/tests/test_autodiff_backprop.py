@@ -275,3 +275,20 @@ def test_inv_backward_of_tiny_scalar_is_minus_inf():
     x = Scalar(1e-200)
     (1.0 / x).backward()
     assert x.derivative == -math.inf
+
+
+@pytest.mark.parametrize("bad", ["x", None, [1.0], 1j])
+def test_backward_non_numeric_d_output_raises_type_error_naming_it(bad):
+    # issue 22: (Scalar(1.) * 2.).backward('x') said "could not convert string to float"
+    x = Scalar(1.0)
+    with pytest.raises(
+        TypeError, match=rf"^backward\(\): d_output must be a real number, got {type(bad).__name__}"
+    ):
+        (x * 2.0).backward(bad)
+    assert x.derivative is None
+
+
+def test_backward_takes_a_scalar_d_output():
+    x = Scalar(3.0)
+    (x * 2.0).backward(Scalar(0.5, requires_grad=False))
+    assert x.derivative == pytest.approx(1.0)

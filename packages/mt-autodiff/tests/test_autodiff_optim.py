@@ -2,6 +2,7 @@
 on small quadratics, a tiny training run, and constructor validation."""
 
 import math
+from fractions import Fraction
 
 import pytest
 from hypothesis import given
@@ -225,6 +226,89 @@ def test_bad_momentum_raises(momentum):
 def test_bad_betas_raise(betas):
     with pytest.raises(ValueError, match=r"betas must be in \[0, 1\)"):
         Adam([Parameter(Scalar(1.0))], betas=betas)
+
+
+@pytest.mark.parametrize("opt", [SGD, Adam])
+@pytest.mark.parametrize("lr", [math.inf])
+def test_infinite_learning_rate_raises(opt, lr):
+    with pytest.raises(ValueError, match="lr=inf"):
+        opt([Parameter(Scalar(1.0))], lr=lr)
+
+
+@pytest.mark.parametrize("eps", [-1.0, -1e-12, math.nan, math.inf])
+def test_bad_adam_eps_raises(eps):
+    # issue 22: eps=-1 was accepted and one step with gradient 1 set the weight to -inf
+    with pytest.raises(ValueError, match=r"eps must be in \[0, inf\), got"):
+        Adam([Parameter(Scalar(1.0))], lr=0.1, eps=eps)
+
+
+@pytest.mark.parametrize("opt", [SGD, Adam])
+@pytest.mark.parametrize("wd", [-0.1, math.nan, math.inf])
+def test_bad_weight_decay_raises(opt, wd):
+    with pytest.raises(ValueError, match=r"weight_decay must be in \[0, inf\), got"):
+        opt([Parameter(Scalar(1.0))], lr=0.1, weight_decay=wd)
+
+
+@pytest.mark.parametrize("betas", [(math.nan, 0.9), (0.9, math.nan), (-1e-9, 0.5)])
+def test_nan_or_negative_betas_raise(betas):
+    with pytest.raises(ValueError, match=r"betas must be in \[0, 1\)"):
+        Adam([Parameter(Scalar(1.0))], betas=betas)
+
+
+@pytest.mark.parametrize("betas", [0.9, (0.9,), (0.9, 0.99, 0.5), "ab"])
+def test_betas_not_a_pair_raise_type_error(betas):
+    with pytest.raises(TypeError, match="betas must be a pair"):
+        Adam([Parameter(Scalar(1.0))], betas=betas)
+
+
+@pytest.mark.parametrize(
+    ("make", "name"),
+    [
+        (lambda p, v: SGD(p, lr=v), "lr"),
+        (lambda p, v: SGD(p, momentum=v), "momentum"),
+        (lambda p, v: SGD(p, weight_decay=v), "weight_decay"),
+        (lambda p, v: Adam(p, lr=v), "lr"),
+        (lambda p, v: Adam(p, eps=v), "eps"),
+        (lambda p, v: Adam(p, weight_decay=v), "weight_decay"),
+        (lambda p, v: Adam(p, betas=(v, 0.9)), r"betas\[0\]"),
+        (lambda p, v: Adam(p, betas=(0.9, v)), r"betas\[1\]"),
+    ],
+)
+@pytest.mark.parametrize("bad", ["0.1", None, True, [0.1]])
+def test_non_numeric_setting_raises_type_error_naming_it(make, name, bad):
+    with pytest.raises(TypeError, match=rf"^{name} must be a real number, got"):
+        make([Parameter(Scalar(1.0))], bad)
+
+
+@pytest.mark.parametrize("make", [SGD, Adam])
+def test_settings_may_be_any_real_number_type(make):
+    # fractions and numpy floats are real numbers too (numpy is not a dependency here)
+    opt = make([Parameter(Scalar(1.0))], lr=Fraction(1, 10), weight_decay=Fraction(0))
+    assert opt.lr == 0.1
+    assert isinstance(opt.lr, float)
+
+
+@given(floats(-5.0, 5.0), floats(0.0, 2.0))
+def test_sgd_weight_decay_adds_l2_gradient(x0, wd):
+    # d/dx [x^2] + wd * x, one step with lr 0.1 (torch.optim.SGD's weight_decay)
+    p = Parameter(Scalar(x0))
+    got = square_step(SGD([p], lr=0.1, weight_decay=wd), p)
+    assert got == pytest.approx(x0 - 0.1 * (2 * x0 + wd * x0), abs=1e-9)
+
+
+@given(floats(-5.0, 5.0), floats(0.0, 2.0))
+def test_adam_weight_decay_is_adam_on_the_l2_penalised_loss(x0, wd):
+    # x^2 with decay wd has gradient 2x + wd x, that of (1 + wd / 2) x^2 without it
+    p = Parameter(Scalar(x0))
+    q = Parameter(Scalar(x0))
+    decayed = Adam([p], lr=0.1, weight_decay=wd)
+    plain = Adam([q], lr=0.1)
+    for _ in range(3):
+        square_step(decayed, p)
+        plain.zero_grad()
+        (q.value * q.value * (1.0 + wd / 2.0)).backward()
+        plain.step()
+        assert p.value.data == pytest.approx(q.value.data, abs=1e-9)
 
 
 def test_scalar_grad_is_derivative_under_pytorchs_name():

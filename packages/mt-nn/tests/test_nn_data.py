@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import gzip
+import re
 import struct
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import minitorch.nn as nn
@@ -332,3 +333,40 @@ def test_sst2_windows_line_endings(tmp_path) -> None:
     data = nn.SST2.load(tmp_path, "dev")
     assert data.sentences == [["a", "fine", "film", "."], ["dull"]]
     assert data.labels.tolist() == [1, 0]
+
+
+# ---------------------------------------------- issue 22, item 9: GloVe trailing whitespace
+
+
+@pytest.mark.parametrize("tail", [" ", "  ", "\t", " \r", " \t "])
+@pytest.mark.parametrize("compress", [True, False])
+def test_glove_accepts_trailing_whitespace(tmp_path, tail, compress) -> None:
+    """Regression: a trailing space on each line (as .vec files have) said 'not a number'."""
+    lines = [glove_line("the", 0.1) + tail, glove_line("film", -1.0) + tail]
+    write_glove(tmp_path, lines, compress)
+    glove = nn.GloVe.load(tmp_path)
+    assert glove.dim == 50
+    assert list(glove.index) == ["the", "film"]
+    np.testing.assert_allclose(glove.vectors[1], [-1.0 + k / 100 for k in range(50)])
+
+
+def test_glove_skips_a_vec_header(tmp_path) -> None:
+    write_glove(tmp_path, ["2 50", glove_line("the", 0.1) + " ", glove_line("film", 0.2) + " "])
+    glove = nn.GloVe.load(tmp_path)
+    assert list(glove.index) == ["the", "film"]
+    assert glove.dim == 50
+
+
+@given(position=st.integers(1, 50), token=st.sampled_from(["abc", "1..2", "0x1", "--1", "1,5"]))
+@settings(
+    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+def test_glove_bad_token_names_the_line_the_word_and_the_token(tmp_path, position, token) -> None:
+    line = glove_line("film", 0.2).split(" ")
+    line[position] = token
+    write_glove(tmp_path, [glove_line("the", 0.1), " ".join(line) + " "])
+    with pytest.raises(
+        nn.CorruptDataError,
+        match=rf"line 2: value {position} of 'film' is not a number: {re.escape(repr(token))}$",
+    ):
+        nn.GloVe.load(tmp_path)

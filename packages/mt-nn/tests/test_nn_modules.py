@@ -74,6 +74,22 @@ def test_bad_layer_sizes_raise(make) -> None:
         make()
 
 
+@pytest.mark.parametrize(
+    ("name", "make"),
+    [
+        ("Linear", lambda seed: nn.Linear(2, 3, seed=seed)),
+        ("Conv1d", lambda seed: nn.Conv1d(1, 2, 3, seed=seed)),
+        ("Conv2d", lambda seed: nn.Conv2d(1, 2, 3, seed=seed)),
+        ("dropout", lambda seed: nn.dropout(from_numpy(np.ones((2, 2))), 0.5, seed=seed)),
+    ],
+)
+@pytest.mark.parametrize(("seed", "error"), [("x", TypeError), (1.5, TypeError), (-1, ValueError)])
+def test_a_bad_seed_is_named(name, make, seed, error) -> None:
+    # issue 22: a string seed reached numpy ("SeedSequence expects int or sequence of ints")
+    with pytest.raises(error, match=rf"^{name}: seed must be"):
+        make(seed)
+
+
 def test_linear_rejects_a_wrong_input_shape() -> None:
     with pytest.raises(ValueError, match=r"\(batch, 5\)"):
         nn.Linear(5, 3)(from_numpy(np.ones((2, 4)), FastBackend))
@@ -118,6 +134,15 @@ def test_loss_errors() -> None:
         nn.nll_loss(tensor([0.0, 1.0]), [0])
     with pytest.raises(ValueError, match="class indices"):
         nn.one_hot([[0, 1]], 2)
+
+
+@pytest.mark.parametrize(
+    ("classes", "error"), [("x", TypeError), (2.0, TypeError), (0, ValueError)]
+)
+def test_one_hot_names_a_bad_class_count(classes, error) -> None:
+    # issue 22: one_hot([0, 1], 'x') ended in numpy's UFuncTypeError
+    with pytest.raises(error, match=r"^one_hot: classes must be"):
+        nn.one_hot([0, 1], classes)
 
 
 def test_a_small_conv_network_learns() -> None:

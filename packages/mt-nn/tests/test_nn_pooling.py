@@ -132,8 +132,13 @@ def test_pool_errors(fn) -> None:
     x = from_numpy(np.ones((1, 1, 6, 6)), FastBackend)
     with pytest.raises(ValueError, match="must divide"):
         fn(x, (4, 4))
-    with pytest.raises(ValueError, match="must divide"):
-        fn(x, (0, 2))
+    # issue 22: a (0, 2) kernel said "must divide"; it has a zero size
+    for zero in ((0, 2), (2, 0), (0, 0), (-1, 2)):
+        with pytest.raises(ValueError, match=r"kernel \(-?\d, -?\d\) has a zero or negative size"):
+            fn(x, zero)
+    for not_int in ((2.5, 2), (2, "2"), (True, 2), (2.0, 2.0)):
+        with pytest.raises(TypeError, match="kernel must be a pair of ints"):
+            fn(x, not_int)
     with pytest.raises(ValueError, match="pair of ints"):
         fn(x, (2,))
     with pytest.raises(ValueError, match=r"\(batch, channel, height, width\)"):

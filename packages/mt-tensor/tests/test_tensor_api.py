@@ -124,7 +124,20 @@ def test_from_numpy_converts_other_arrays():
     tt = from_numpy(base.T)  # not C-contiguous: copied in row-major order
     assert tt.shape == (3, 2)
     np.testing.assert_array_equal(tt.to_numpy(), base.T)
-    assert from_numpy(np.float64(3.5)).shape == (1,)
+
+
+@pytest.mark.parametrize("value", [np.array(3.5), np.float64(3.5), np.array(2, dtype=np.int32)])
+def test_from_numpy_of_a_0d_array_is_0d_as_pytorch(value):
+    # issue 22: a 0-d array gave shape (1,) while zeros(()) gives (); torch.from_numpy gives ()
+    t = from_numpy(value, requires_grad=True)
+    assert t.shape == ()
+    assert t.dims == 0
+    assert t.size() == ()
+    assert t.item() == float(value)
+    (t * 2.0).backward()
+    assert t.grad is not None
+    assert t.grad.shape == ()
+    assert t.grad.item() == 2.0
 
 
 def test_to_numpy_is_a_view_of_host_storage():

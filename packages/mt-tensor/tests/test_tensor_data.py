@@ -260,3 +260,23 @@ def test_check_dim_accepts_every_valid_dim(shape, data):
 def test_check_dim_rejects_with_one_exception_type(dim):
     with pytest.raises(IndexingError, match=r"dim"):
         check_dim(dim, (2, 3))
+
+
+@given(
+    shape=st.lists(st.integers(1, 3), min_size=1, max_size=3),
+    data=st.data(),
+)
+def test_negative_stride_is_named(shape, data):
+    # issue 22: TensorData([1., 2.], (2,), (-1,)) blamed the storage length
+    dim = data.draw(st.integers(0, len(shape) - 1), label="dim")
+    stride = data.draw(st.integers(-5, -1), label="stride")
+    strides = list(strides_from_shape(tuple(shape)))
+    strides[dim] = stride
+    storage = np.zeros(100)
+    with pytest.raises(IndexingError, match=rf"negative stride \({stride} in dim {dim}\)"):
+        TensorData(storage, tuple(shape), tuple(strides))
+
+
+def test_negative_stride_on_an_empty_shape_is_refused_too():
+    with pytest.raises(IndexingError, match="negative stride"):
+        TensorData(np.zeros(1), (0, 2), (-1, 1))

@@ -10,6 +10,7 @@ trainable.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -18,6 +19,36 @@ from minitorch.operators import Parameter
 from .core import no_grad
 
 __all__ = ["SGD", "Adam", "Optimizer"]
+
+
+def _number(name: str, value: object) -> float:
+    """``value`` as a float, or a TypeError naming the argument ``name``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
+    return float(value)
+
+
+def _in_range(name: str, value: object, low: float, high: float, closed_high: bool) -> float:
+    """``value`` as a float in ``[low, high)`` (``[low, high]`` if closed), else an error."""
+    x = _number(name, value)
+    if not (low <= x <= high if closed_high else low <= x < high):
+        bracket = "]" if closed_high else ")"
+        raise ValueError(f"{name} must be in [{low:g}, {high:g}{bracket}, got {value!r}")
+    return x
+
+
+def _learning_rate(lr: object) -> float:
+    """A positive finite learning rate, else an error naming ``lr``."""
+    x = _number("lr", lr)
+    if not 0.0 < x < math.inf:
+        raise ValueError(f"learning rate must be positive and finite, got lr={lr!r}")
+    return x
+
+
+def _decayed(grad: Any, data: Any, weight_decay: float) -> Any:
+    """``grad + weight_decay * data``: a Scalar's derivative is a float, so use its value."""
+    value = data.data if isinstance(grad, float) else data
+    return grad + value * weight_decay
 
 
 def _sqrt(x: Any) -> Any:
@@ -67,21 +98,31 @@ class SGD(Optimizer):
 
     Args:
         parameters: the parameters to train.
-        lr: learning rate.
+        lr: learning rate, positive and finite.
         momentum: momentum factor in [0, 1); 0 is plain SGD.
+        weight_decay: L2 penalty, ``>= 0`` (adds ``weight_decay * x`` to the gradient).
+
+    Raises:
+        TypeError: if a setting is not a real number.
+        ValueError: if a setting is out of its range (named in the message).
     """
 
-    def __init__(self, parameters: Iterable[Parameter], lr: float = 1.0, momentum: float = 0.0):
+    def __init__(
+        self,
+        parameters: Iterable[Parameter],
+        lr: float = 1.0,
+        momentum: float = 0.0,
+        weight_decay: float = 0.0,
+    ):
         super().__init__(parameters)
-        if not lr > 0.0:
-            raise ValueError(f"learning rate must be positive, got {lr}")
-        if not 0.0 <= momentum < 1.0:
-            raise ValueError(f"momentum must be in [0, 1), got {momentum}")
-        self.lr = lr
-        self.momentum = momentum
+        self.lr = _learning_rate(lr)
+        self.momentum = _in_range("momentum", momentum, 0.0, 1.0, closed_high=False)
+        self.weight_decay = _in_range("weight_decay", weight_decay, 0.0, math.inf, False)
         self._velocity: dict[int, Any] = {}
 
     def _update(self, index: int, data: Any, grad: Any) -> Any:
+        if self.weight_decay:
+            grad = _decayed(grad, data, self.weight_decay)
         if self.momentum:
             v = self._velocity.get(index)
             v = grad if v is None else v * self.momentum + grad
@@ -91,13 +132,18 @@ class SGD(Optimizer):
 
 
 class Adam(Optimizer):
-    """Adam (Kingma and Ba, 2015), as ``torch.optim.Adam`` without weight decay.
+    """Adam (Kingma and Ba, 2015), as ``torch.optim.Adam``.
 
     Args:
         parameters: the parameters to train.
-        lr: learning rate.
-        betas: decay rates of the first and second moment estimates.
-        eps: added to the denominator for numerical stability.
+        lr: learning rate, positive and finite.
+        betas: decay rates of the first and second moment estimates, each in [0, 1).
+        eps: added to the denominator for numerical stability, ``>= 0`` and finite.
+        weight_decay: L2 penalty, ``>= 0`` (adds ``weight_decay * x`` to the gradient).
+
+    Raises:
+        TypeError: if a setting is not a real number (or ``betas`` not a pair of them).
+        ValueError: if a setting is out of its range (named in the message).
     """
 
     def __init__(
@@ -106,20 +152,25 @@ class Adam(Optimizer):
         lr: float = 1e-3,
         betas: tuple[float, float] = (0.9, 0.999),
         eps: float = 1e-8,
+        weight_decay: float = 0.0,
     ):
         super().__init__(parameters)
-        if not lr > 0.0:
-            raise ValueError(f"learning rate must be positive, got {lr}")
-        if not all(0.0 <= b < 1.0 for b in betas):
-            raise ValueError(f"betas must be in [0, 1), got {betas}")
-        self.lr = lr
-        self.betas = betas
-        self.eps = eps
+        self.lr = _learning_rate(lr)
+        if not isinstance(betas, (tuple, list)) or len(betas) != 2:
+            raise TypeError(f"betas must be a pair (beta1, beta2), got {betas!r}")
+        b1, b2 = (_number(f"betas[{i}]", b) for i, b in enumerate(betas))
+        if not (0.0 <= b1 < 1.0 and 0.0 <= b2 < 1.0):
+            raise ValueError(f"betas must be in [0, 1), got betas={tuple(betas)!r}")
+        self.betas = (b1, b2)
+        self.eps = _in_range("eps", eps, 0.0, math.inf, closed_high=False)
+        self.weight_decay = _in_range("weight_decay", weight_decay, 0.0, math.inf, False)
         self._m: dict[int, Any] = {}
         self._v: dict[int, Any] = {}
         self._t: dict[int, int] = {}
 
     def _update(self, index: int, data: Any, grad: Any) -> Any:
+        if self.weight_decay:
+            grad = _decayed(grad, data, self.weight_decay)
         b1, b2 = self.betas
         t = self._t.get(index, 0) + 1
         self._t[index] = t

@@ -170,8 +170,16 @@ class Scalar(GraphNode):
         """Backpropagate from this Scalar, filling ``derivative`` on the leaves.
 
         Raises:
+            TypeError: if ``d_output`` is not a real number (or a Scalar).
             RuntimeError: if this Scalar is a constant (nothing to differentiate).
         """
+        if isinstance(d_output, Scalar):
+            d_output = d_output.data
+        elif not isinstance(d_output, numbers.Real):
+            raise TypeError(
+                f"backward(): d_output must be a real number, got {type(d_output).__name__} "
+                f"{d_output!r}"
+            )
         if self.is_constant():
             raise RuntimeError(
                 "backward() on a constant Scalar: it has no history (made with "

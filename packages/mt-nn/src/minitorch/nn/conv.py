@@ -91,7 +91,12 @@ def _check(name: str, input: Tensor, weight: Tensor, dims: int) -> Sizes:
             f"{weight.shape[1]} (input shape {input.shape}, weight shape {weight.shape})"
         )
     space, kernel = input.shape[2:], weight.shape[2:]
-    if any(k > s for k, s in zip(kernel, space, strict=True)) or any(k < 1 for k in kernel):
+    if any(k < 1 for k in kernel):
+        raise ValueError(
+            f"{name}: kernel {tuple(kernel)} has a zero size; each size must be >= 1 "
+            f"(weight shape {weight.shape})"
+        )
+    if any(k > s for k, s in zip(kernel, space, strict=True)):
         raise ValueError(
             f"{name}: kernel {tuple(kernel)} does not fit the input's {tuple(space)} "
             f"(input shape {input.shape}, weight shape {weight.shape})"
@@ -226,8 +231,8 @@ def conv1d(
         equivalent is ``F.conv1d(F.pad(input, (0, k - 1)), weight, bias)``.
 
     Raises:
-        ValueError: for wrong dimensions, mismatched channels, a kernel wider than the
-            input or a bias of the wrong size.
+        ValueError: for wrong dimensions, mismatched channels, a kernel of size 0 or wider
+            than the input, or a bias of the wrong size.
     """
     return Conv1dFun.apply(input, weight, bias, bool(reverse))
 
@@ -250,7 +255,7 @@ def conv2d(
         ``(batch, out_channels, height, width)``.
 
     Raises:
-        ValueError: for wrong dimensions, mismatched channels, a kernel larger than the
-            input or a bias of the wrong size.
+        ValueError: for wrong dimensions, mismatched channels, a kernel with a zero size or
+            larger than the input, or a bias of the wrong size.
     """
     return Conv2dFun.apply(input, weight, bias, bool(reverse))

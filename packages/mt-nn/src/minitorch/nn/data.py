@@ -403,6 +403,21 @@ class SST2:
 # ---------------------------------------------------------------------------------- GloVe
 
 
+def _is_vec_header(parts: list[str]) -> bool:
+    """Whether a first line is fastText's ``.vec`` header: two integers, count and dim."""
+    return len(parts) == 2 and all(part.isdigit() for part in parts)
+
+
+def _first_non_number(tokens: list[str]) -> tuple[int, str]:
+    """The 1-based position and text of the first token that is not a float."""
+    for k, token in enumerate(tokens, start=1):
+        try:
+            float(token)
+        except ValueError:
+            return k, token
+    return 0, ""  # not reached: numpy refused one of them
+
+
 @dataclass(frozen=True)
 class GloVe:
     """Word vectors: ``vectors[index[word]]`` is the embedding of ``word``."""
@@ -495,10 +510,14 @@ class GloVe:
             path: the file.
             vocab: keep only these words (saves memory with the full 400,000-word files).
 
+        Trailing whitespace on a line is ignored, and so is a fastText ``.vec`` header
+        (a first line of two integers, the word count and the dimension).
+
         Raises:
             MissingDataError: if the file does not exist.
             CorruptDataError: for a line with a different number of values than the first,
-                a value that is not a number, or no vectors at all.
+                a value that is not a number (naming the line, the word and the token), or
+                no vectors at all.
         """
         p = Path(path)
         if not p.is_file():
@@ -510,7 +529,11 @@ class GloVe:
         try:
             with _open(p) as f:
                 for number, raw in enumerate(f, start=1):
-                    parts = raw.decode("utf-8").rstrip("\n").rstrip("\r").split(" ")
+                    # Trailing blanks (fastText's .vec files end each line with one) are not
+                    # values; the word may hold any character but a space.
+                    parts = raw.decode("utf-8").rstrip().split(" ")
+                    if number == 1 and _is_vec_header(parts):
+                        continue  # .vec's "count dim" first line
                     if len(parts) < 2:
                         if not raw.strip():
                             continue
@@ -528,8 +551,9 @@ class GloVe:
                     try:
                         row = np.array(parts[1:], dtype=np.float64)
                     except ValueError:
+                        k, token = _first_non_number(parts[1:])
                         raise CorruptDataError(
-                            f"{p}, line {number}: a value of {word!r} is not a number"
+                            f"{p}, line {number}: value {k} of {word!r} is not a number: {token!r}"
                         ) from None
                     if not np.isfinite(row).all():
                         bad = parts[1 + int(np.argmin(np.isfinite(row)))]

@@ -12,6 +12,7 @@ kh, kh, width / kw, kw)`` reduced over the two kernel dimensions.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 
 import numpy as np
@@ -61,11 +62,21 @@ def _kernel_size(name: str, input: Tensor, kernel: Sequence[int]) -> tuple[int, 
         shape = getattr(input, "shape", type(input).__name__)
         raise ValueError(f"{name} expects a (batch, channel, height, width) tensor, got {shape}")
     try:
-        kh, kw = (int(k) for k in kernel)
+        kh, kw = kernel
     except (TypeError, ValueError):
         raise ValueError(f"{name}: kernel must be a pair of ints, got {kernel!r}") from None
+    for k in (kh, kw):
+        if not isinstance(k, (int, np.integer)) or isinstance(k, (bool, np.bool_)):
+            raise TypeError(
+                f"{name}: kernel must be a pair of ints, got {kernel!r} ({type(k).__name__} {k!r})"
+            )
+    kh, kw = int(kh), int(kw)
+    if kh < 1 or kw < 1:
+        raise ValueError(
+            f"{name}: kernel {(kh, kw)} has a zero or negative size; each size must be >= 1"
+        )
     height, width = input.shape[2:]
-    if kh < 1 or kw < 1 or height % kh or width % kw:
+    if height % kh or width % kw:
         raise ValueError(
             f"{name}: kernel {(kh, kw)} must divide the input's height and width "
             f"{(height, width)} (input shape {input.shape})"
@@ -92,7 +103,9 @@ def tile(input: Tensor, kernel: tuple[int, int]) -> tuple[Tensor, int, int]:
         (``kh == 1`` or ``kw == width``); otherwise one copy. Gradients flow through it.
 
     Raises:
-        ValueError: if the input is not 4-D or the kernel does not divide it.
+        TypeError: if a kernel size is not an int.
+        ValueError: if the input is not 4-D, a kernel size is below 1, or the kernel does
+            not divide the input.
     """
     kh, kw = _kernel_size("tile", input, kernel)
     # BEGIN SOLUTION task4_3
@@ -183,7 +196,9 @@ def avgpool2d(input: Tensor, kernel: tuple[int, int]) -> Tensor:
     """Average pooling: ``(batch, channel, h, w)`` to ``(batch, channel, h / kh, w / kw)``.
 
     Raises:
-        ValueError: if the input is not 4-D or the kernel does not divide it.
+        TypeError: if a kernel size is not an int.
+        ValueError: if the input is not 4-D, a kernel size is below 1, or the kernel does
+            not divide the input.
     """
     kh, kw = _kernel_size("avgpool2d", input, kernel)
     return Avgpool2dFun.apply(input, kh, kw)
@@ -196,7 +211,9 @@ def maxpool2d(input: Tensor, kernel: tuple[int, int]) -> Tensor:
     ``torch.amax`` does; ``torch.nn.functional.max_pool2d`` gives it all to one of them).
 
     Raises:
-        ValueError: if the input is not 4-D or the kernel does not divide it.
+        TypeError: if a kernel size is not an int.
+        ValueError: if the input is not 4-D, a kernel size is below 1, or the kernel does
+            not divide the input.
     """
     kh, kw = _kernel_size("maxpool2d", input, kernel)
     return Maxpool2dFun.apply(input, kh, kw)
@@ -327,6 +344,25 @@ class DropoutFun(Function):
         # END SOLUTION
 
 
+def _check_seed(seed: object, where: str) -> None:
+    """Check a ``seed`` argument: None, a non-negative int or a ``numpy.random.Generator``.
+
+    Raises:
+        TypeError: naming ``where`` and ``seed`` for another type (numpy's SeedSequence
+            message otherwise).
+        ValueError: for a negative int.
+    """
+    if seed is None or isinstance(seed, np.random.Generator):
+        return
+    if not isinstance(seed, (int, np.integer)) or isinstance(seed, (bool, np.bool_)):
+        raise TypeError(
+            f"{where}: seed must be an int, a numpy.random.Generator or None, got "
+            f"{type(seed).__name__} {seed!r}"
+        )
+    if seed < 0:
+        raise ValueError(f"{where}: seed must be non-negative, got {seed}")
+
+
 def dropout(
     input: Tensor,
     rate: float,
@@ -347,13 +383,18 @@ def dropout(
             state is never used.
 
     Raises:
-        ValueError: if ``rate`` is not in ``[0, 1]``.
+        TypeError: if ``input`` is not a Tensor, ``rate`` not a real number, or ``seed``
+            neither an int, a Generator nor None.
+        ValueError: if ``rate`` is not in ``[0, 1]`` or ``seed`` is negative.
     """
     if not isinstance(input, Tensor):
         raise TypeError(f"dropout takes a Tensor, got {type(input).__name__}")
+    if isinstance(rate, bool) or not isinstance(rate, numbers.Real):
+        raise TypeError(f"dropout rate must be a real number, got {type(rate).__name__} {rate!r}")
     rate = float(rate)
     if not 0.0 <= rate <= 1.0:
         raise ValueError(f"dropout rate must be in [0, 1], got {rate}")
+    _check_seed(seed, "dropout")
     # BEGIN SOLUTION task4_4
     if ignore or rate == 0.0:
         return input

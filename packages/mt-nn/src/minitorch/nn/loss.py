@@ -19,8 +19,15 @@ def one_hot(labels: Sequence[int] | npt.ArrayLike, classes: int) -> npt.NDArray[
     """Return a ``(len(labels), classes)`` float array with a 1 at each label.
 
     Raises:
-        ValueError: for a label that is not an int in ``[0, classes)``.
+        TypeError: if ``classes`` is not an int.
+        ValueError: for a label that is not an int in ``[0, classes)``, or ``classes`` < 1.
     """
+    if not isinstance(classes, (int, np.integer)) or isinstance(classes, (bool, np.bool_)):
+        raise TypeError(
+            f"one_hot: classes must be an int, got {type(classes).__name__} {classes!r}"
+        )
+    if classes < 1:
+        raise ValueError(f"one_hot: classes must be at least 1, got {classes}")
     arr = np.asarray(labels)
     if arr.ndim != 1:
         raise ValueError(f"labels must be a 1-D sequence of class indices, got shape {arr.shape}")

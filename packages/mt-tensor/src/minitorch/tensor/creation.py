@@ -124,12 +124,28 @@ def rand(
             random state is never touched.
 
     Raises:
-        TypeError: for a size that is not an int.
+        TypeError: for a size that is not an int, or a ``seed`` that is neither an int, a
+            Generator nor None.
         IndexingError: for a negative size.
+        ValueError: for a negative ``seed``.
     """
     s, where = _shape_args("rand", shape, backend)
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(_seed(seed))
     return _make(rng.random(prod(s)), s, where, requires_grad)
+
+
+def _seed(seed: object) -> int | None:
+    """``seed`` checked for ``default_rng``: None or a non-negative int (not a bool)."""
+    if seed is None:
+        return None
+    if not isinstance(seed, (int, np.integer)) or isinstance(seed, (bool, np.bool_)):
+        raise TypeError(
+            "rand(): seed must be an int, a numpy.random.Generator or None, got "
+            f"{type(seed).__name__} {seed!r}"
+        )
+    if seed < 0:
+        raise ValueError(f"rand(): seed must be non-negative, got {seed}")
+    return int(seed)
 
 
 def from_numpy(
@@ -138,7 +154,9 @@ def from_numpy(
     """Make a tensor from a numpy array.
 
     A C-contiguous float64 array on a host backend is shared, not copied (changes to one show
-    in the other, as with ``torch.from_numpy``); other real dtypes are converted.
+    in the other, as with ``torch.from_numpy``); other real dtypes are converted. The shape
+    is the array's: a 0-d array (or a numpy scalar) gives a 0-d tensor of shape ``()``, as
+    ``torch.from_numpy`` does.
 
     Raises:
         TypeError: for a complex, string, object or other non-real dtype.
@@ -151,10 +169,9 @@ def from_numpy(
                 f"{arr.dtype}" + (": take .real or abs() first" if arr.dtype.kind == "c" else "")
             )
         arr = arr.astype(np.float64)
-    shape = arr.shape if arr.ndim else (1,)
     if not arr.flags.c_contiguous:
         arr = np.ascontiguousarray(arr)
-    return _make(arr.reshape(-1), tuple(shape), backend, requires_grad)
+    return _make(arr.reshape(-1), tuple(arr.shape), backend, requires_grad)
 
 
 def _shifted_value(

@@ -129,6 +129,11 @@ class Tensor(GraphNode):
 
     __slots__ = ("_name", "_tensor", "backend", "grad", "history")
 
+    # numpy operands: ``array + t`` must not turn ``t`` into an array (dropping its graph).
+    # With ufuncs disabled numpy returns NotImplemented, Python calls ``t.__radd__``, and
+    # both orders raise the same TypeError (as PyTorch, which takes no ndarray operands).
+    __array_ufunc__ = None
+
     def __init__(
         self,
         v: TensorData,
@@ -312,6 +317,7 @@ class Tensor(GraphNode):
                 may be omitted only for a one-element tensor (it is then 1).
 
         Raises:
+            TypeError: if ``grad_output`` is neither a Tensor nor a real number.
             RuntimeError: on a constant tensor, or on a tensor of more than one element
                 without ``grad_output``.
             IndexingError: naming both shapes, if ``grad_output`` neither has this tensor's
@@ -321,6 +327,11 @@ class Tensor(GraphNode):
             raise RuntimeError(
                 "backward() on a tensor that does not require grad (no history): create "
                 "inputs with requires_grad=True"
+            )
+        if grad_output is not None and not isinstance(grad_output, (Tensor, numbers.Real)):
+            raise TypeError(
+                "backward(): grad_output must be a Tensor or a real number, got "
+                f"{type(grad_output).__name__} {_short(grad_output)}"
             )
         if grad_output is None:
             if self.numel() != 1:
@@ -370,7 +381,12 @@ class Tensor(GraphNode):
         return Mul.apply(self._ensure_tensor(b), Inv.apply(self))
 
     def __matmul__(self, b: Tensor) -> Tensor:
+        if not isinstance(b, Tensor):
+            raise TypeError(_matmul_operand(b, "right"))
         return MatMul.apply(self, self._ensure_tensor(b))
+
+    def __rmatmul__(self, b: object) -> Tensor:
+        raise TypeError(_matmul_operand(b, "left"))
 
     def __neg__(self) -> Tensor:
         return Neg.apply(self)
@@ -457,6 +473,9 @@ class Tensor(GraphNode):
         """
         if dim is None:
             return Max.apply(self.contiguous().view(self.numel()), 0, True)
+        if self.dims == 0:
+            values = Max.apply(_scalar_as_vector(self, dim), 0).view()
+            return MaxResult(values, self.zeros(()))
         d = check_dim(dim, self.shape)
         values = Max.apply(self, d)
         indices = max_mask(self.detach(), d, values.detach())[1]
@@ -467,14 +486,20 @@ class Tensor(GraphNode):
 
     def sum(self, dim: int | None = None) -> Tensor:
         """Sum over ``dim`` (kept with size 1), or over everything (shape ``(1,)``)."""
+        if dim is not None and self.dims == 0:
+            return Sum.apply(_scalar_as_vector(self, dim), 0).view()
         return Sum.apply(self, None if dim is None else check_dim(dim, self.shape))
 
     def mean(self, dim: int | None = None) -> Tensor:
         """Mean over ``dim`` (kept with size 1), or over everything (shape ``(1,)``)."""
+        if dim is not None and self.dims == 0:
+            return Mean.apply(_scalar_as_vector(self, dim), 0).view()
         return Mean.apply(self, None if dim is None else check_dim(dim, self.shape))
 
     def all(self, dim: int | None = None) -> Tensor:
         """1.0 where every element over ``dim`` (or everything) is non-zero, else 0.0."""
+        if dim is not None and self.dims == 0:
+            return All.apply(_scalar_as_vector(self, dim), 0).view()
         return All.apply(self, None if dim is None else check_dim(dim, self.shape))
 
     def is_close(self, b: TensorLike) -> Tensor:
@@ -564,7 +589,15 @@ class Tensor(GraphNode):
         """Write in place: ``t[i, j] = v`` one element, ``t[0] = v`` / ``t[:, 1] = v`` a view.
 
         A view is filled with a number or with a tensor that broadcasts to it.
+
+        Raises:
+            TypeError: for a value that is neither a real number nor a Tensor.
         """
+        if not isinstance(val, (Tensor, numbers.Real)):
+            raise TypeError(
+                f"tensor[{key!r}] = value: the value must be a real number or a Tensor, got "
+                f"{type(val).__name__} {_short(val)}"
+            )
         plan = _index_plan(key, self.shape)
         if plan is None:
             self._tensor.set(_index_key(key), float(val))
@@ -616,6 +649,36 @@ class Tensor(GraphNode):
             if self.history is not None and self.history.last_fn is not None:
                 extra += f", grad_fn={self.history.last_fn.__name__}"
         return f"tensor({body}{extra})"
+
+
+def _short(value: object) -> str:
+    """``repr(value)`` cut to one short line, for error messages."""
+    text = " ".join(repr(value).split())
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _matmul_operand(b: object, side: str) -> str:
+    """The message for ``@`` with an operand that is not a Tensor (TypeError, as PyTorch)."""
+    hint = "; to scale a tensor use *" if isinstance(b, numbers.Real) else ""
+    return (
+        f"@ (matmul) needs two Tensors, got {type(b).__name__} {_short(b)} as the {side} "
+        f"operand{hint}"
+    )
+
+
+def _scalar_as_vector(t: Tensor, dim: Any) -> Tensor:
+    """A 0-d tensor as shape ``(1,)``, to reduce over ``dim``: 0 or -1, as PyTorch allows.
+
+    Raises:
+        IndexingError: if ``dim`` is not an int, or not 0 or -1.
+    """
+    if not isinstance(dim, (int, np.integer)) or isinstance(dim, (bool, np.bool_)):
+        raise IndexingError(f"dim must be an int, got {dim!r} ({type(dim).__name__})")
+    if dim not in (0, -1):
+        raise IndexingError(
+            f"dim {dim} is out of range for a 0-d tensor (expected a dim in [-1, 0])"
+        )
+    return t.view(1)
 
 
 _Plan: TypeAlias = "list[builtins.tuple[int, int, int] | int]"

@@ -43,6 +43,9 @@ __all__ = [
 MAX_DIMS = 32
 """The largest number of dimensions a tensor may have (kernels size index buffers by it)."""
 
+_MAX_NUMEL = np.iinfo(np.intp).max // 8
+"""The most float64 elements a numpy array's byte count can hold (2**60 - 1 on 64 bits)."""
+
 
 class IndexingError(IndexError):
     """An index, shape or stride that does not fit the tensor it is used with."""
@@ -121,6 +124,8 @@ def check_dim(dim: Any, shape: UserShape) -> int:
     dims = len(shape)
     if not isinstance(dim, (int, np.integer)) or isinstance(dim, (bool, np.bool_)):
         raise IndexingError(f"dim must be an int, got {dim!r} ({type(dim).__name__})")
+    if dims == 0:
+        raise IndexingError(f"dim {dim} is out of range: a 0-d tensor (shape ()) has no dims")
     if not -dims <= dim < dims:
         raise IndexingError(
             f"dim {dim} is out of range for a tensor of shape {tuple(shape)} "
@@ -186,13 +191,15 @@ def check_shape(shape: Any) -> tuple[int, ...]:
         TypeError: if ``shape`` is not an int or a sequence of ints (floats and bools are
             not sizes; numpy integers are).
         IndexingError: for a negative size, or more than ``MAX_DIMS`` dimensions.
+        ValueError: for more elements than a float64 array can address (2**60 - 1).
     """
     if type(shape) is tuple and len(shape) <= MAX_DIMS:
         for s in shape:
             if type(s) is not int or s < 0:
                 break
         else:
-            return shape  # already a valid shape: the common case, kept cheap
+            if prod(shape) <= _MAX_NUMEL:
+                return shape  # already a valid shape: the common case, kept cheap
     if _is_int(shape):
         shape = (shape,)
     try:
@@ -212,6 +219,12 @@ def check_shape(shape: Any) -> tuple[int, ...]:
         raise IndexingError(f"shape {out} has a negative size ({negative[0]})")
     if len(out) > MAX_DIMS:
         raise IndexingError(f"shape {out} has {len(out)} dimensions; at most {MAX_DIMS}")
+    count = prod(out)
+    if count > _MAX_NUMEL:
+        raise ValueError(
+            f"shape {out} has {count} elements, more than the {_MAX_NUMEL} (2**60 - 1) a "
+            "float64 tensor can address"
+        )
     return out
 
 
@@ -258,7 +271,8 @@ class TensorData:
             by default.
 
     Raises:
-        IndexingError: if shape and strides disagree, or the storage is too small.
+        IndexingError: if shape and strides disagree, a stride is negative, or the storage
+            is too small.
     """
 
     __slots__ = (
@@ -300,8 +314,14 @@ class TensorData:
             strides_t = tuple(int(s) for s in strides)
             if len(strides_t) != len(shape_t):
                 raise IndexingError(f"strides {strides_t} do not match shape {shape_t}")
+            negative = [d for d, st in enumerate(strides_t) if st < 0]
+            if negative:
+                raise IndexingError(
+                    f"strides {strides_t} have a negative stride ({strides_t[negative[0]]} in "
+                    f"dim {negative[0]}); strides must be >= 0, as in PyTorch"
+                )
             last = sum((s - 1) * st for s, st in zip(shape_t, strides_t, strict=True))
-            bad = size > 0 and (any(st < 0 for st in strides_t) or last >= len(storage))
+            bad = size > 0 and last >= len(storage)
         if bad:
             raise IndexingError(
                 f"storage of length {len(storage)} is too small for shape {shape_t} "

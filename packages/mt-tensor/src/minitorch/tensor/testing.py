@@ -32,8 +32,8 @@ from hypothesis import strategies as st
 
 from minitorch.operators import MathTestVariable
 
-from .creation import from_numpy, grad_check
-from .tensor import Tensor
+from .creation import from_numpy, grad_check, ones, rand, zeros
+from .tensor import MaxResult, Tensor
 from .tensor_data import IndexingError, broadcasts_to
 from .tensor_ops import SimpleBackend, SimpleOps, TensorBackend
 
@@ -927,6 +927,160 @@ class BackendSuite:
         assert str(a.shape) in str(err.value), err.value
         assert str(out.shape) in str(err.value), err.value
         np.testing.assert_array_equal(out.to_numpy(), before)
+
+    @pytest.mark.task2_3
+    @given(data=st.data())
+    def test_error_numpy_operands_on_either_side(self, data: st.DataObject) -> None:
+        """A numpy array operand raises the same TypeError on either side of an operator.
+
+        ``array + t`` must not turn ``t`` into an array and drop its graph (PyTorch takes no
+        ndarray operands either); a numpy scalar is a number and gives a Tensor with history.
+        """
+        t = self.draw_tensor(data, grad=True, label="t").requires_grad_()
+        arr = data.draw(
+            st.sampled_from(["same shape", "0-d", "1-element"]).map(
+                lambda kind: {
+                    "same shape": np.ones(t.shape),
+                    "0-d": np.array(2.0),
+                    "1-element": np.array([2.0]),
+                }[kind]
+            ),
+            label="array",
+        )
+        before = t.to_numpy().copy()
+        ops: list[Callable[[Any, Any], Any]] = [
+            operator.add,
+            operator.sub,
+            operator.mul,
+            operator.truediv,
+            operator.matmul,
+            operator.lt,
+            operator.gt,
+        ]
+        for op in ops:
+            for left, right in ((t, arr), (arr, t)):
+                with pytest.raises(TypeError, match="ndarray") as err:
+                    op(left, right)
+                assert "\n" not in str(err.value), err.value
+        np.testing.assert_array_equal(t.to_numpy(), before)
+        assert t.grad is None
+        x = data.draw(small_floats.filter(lambda v: v != 0.0), label="numpy scalar")
+        for op, ref in ((operator.add, np.add), (operator.mul, np.multiply)):
+            for out, expected in (
+                (op(np.float64(x), t), ref(x, before)),
+                (op(t, np.float64(x)), ref(before, x)),
+            ):
+                assert isinstance(out, Tensor)
+                assert out.history is not None
+                assert_close(out, expected)
+
+    @pytest.mark.task2_3
+    @given(data=st.data())
+    def test_zero_dim_tensors(self, data: st.DataObject) -> None:
+        """0-d tensors (shape ``()``) as PyTorch: reductions over dim 0 or -1, others refused.
+
+        ``from_numpy`` of a 0-d array gives one; ``sum/mean/max(dim)`` keep shape ``()`` and
+        pass the gradient back; any other dim raises IndexingError saying the tensor is 0-d.
+        """
+        x = data.draw(small_floats, label="value")
+        z = from_numpy(np.array(x), backend=self.backend).requires_grad_()
+        assert z.shape == ()
+        assert z.item() == x
+        assert self.backend.ops.is_storage(z.tuple()[0])
+        dim = data.draw(st.sampled_from([0, -1]), label="dim")
+        top = z.max(dim)
+        assert isinstance(top, MaxResult)
+        assert top.indices.shape == ()
+        for name, got in (("sum", z.sum(dim)), ("mean", z.mean(dim)), ("max", top.values)):
+            assert got.shape == (), name
+            assert got.item() == x, name
+        z.sum(dim).backward()
+        assert z.grad is not None
+        assert z.grad.shape == ()
+        assert z.grad.item() == 1.0
+        w = self.draw_tensor(data, label="w")
+        assert_close(z.detach() * w, x * w.to_numpy())
+        assert (w + z.detach()).shape == w.shape
+        bad: Any = data.draw(
+            st.one_of(st.integers(1, 4), st.integers(-4, -2), st.sampled_from([0.0, "0", True])),
+            label="bad dim",
+        )
+        calls: list[Callable[[], Any]] = [
+            lambda: z.sum(bad),
+            lambda: z.mean(bad),
+            lambda: z.all(bad),
+            lambda: z.max(bad),
+            lambda: z.size(bad),
+        ]
+        for call in calls:
+            with pytest.raises(IndexingError, match="dim") as err:
+                call()
+            assert "0-d" in str(err.value) or "int" in str(err.value), err.value
+        with pytest.raises(IndexingError, match="0-d"):
+            z.size(0)
+
+    @pytest.mark.task2_3
+    @given(data=st.data())
+    def test_error_non_numeric_values(self, data: st.DataObject) -> None:
+        """A value that is not a number: TypeError naming its type, nothing written.
+
+        Covers ``t[i, j] = v``, ``t[i] = v`` (a view), ``backward(v)`` and ``@ v``.
+        """
+        t = self.draw_tensor(data, permuted=False, label="t")
+        value: Any = data.draw(
+            st.sampled_from(["x", "1.0", None, b"1", 1j, [1.0], {"a": 1.0}, object()]),
+            label="value",
+        )
+        kind = type(value).__name__
+        before = t.to_numpy().copy()
+        element = (0,) * t.dims
+        with pytest.raises(TypeError, match=f"value.*{kind}"):
+            t[element] = value
+        with pytest.raises(TypeError, match=f"value.*{kind}"):
+            t[0] = value
+        np.testing.assert_array_equal(t.to_numpy(), before)
+        assert t.version == 0
+        x = self.draw_tensor(data, grad=True, label="x").requires_grad_()
+        if value is not None:  # backward(None) is backward(): no gradient given
+            with pytest.raises(TypeError, match=f"grad_output.*{kind}"):
+                (x * 2.0).backward(value)
+            assert x.grad is None
+        number = data.draw(st.sampled_from([2.0, 3, np.float64(1.5)]), label="number")
+        for op in (operator.matmul, lambda a, b: operator.matmul(b, a)):
+            with pytest.raises(TypeError, match=type(number).__name__):
+                op(t, number)
+
+    @pytest.mark.task2_3
+    @given(data=st.data())
+    def test_error_absurd_shapes(self, data: st.DataObject) -> None:
+        """More elements than memory can address: ValueError naming the shape and the count.
+
+        Raised before anything is allocated, by ``zeros``, ``ones``, ``rand`` and the
+        tensor's ``zeros`` alike.
+        """
+        shape = tuple(
+            data.draw(
+                st.lists(st.integers(2, 2**64), min_size=1, max_size=4).filter(
+                    lambda s: prod(s) >= 2**60
+                ),
+                label="shape",
+            )
+        )
+        t = self.draw_tensor(data, label="t")
+        calls: list[Callable[[], Any]] = [
+            lambda: zeros(shape, backend=self.backend),
+            lambda: ones(shape, backend=self.backend),
+            lambda: rand(shape, backend=self.backend),
+            lambda: t.zeros(shape),
+        ]
+        for call in calls:
+            with pytest.raises(ValueError, match="elements") as err:
+                call()
+            assert str(shape) in str(err.value), err.value
+            assert str(prod(shape)) in str(err.value), err.value
+        seed: Any = data.draw(st.sampled_from(["x", 1.5, [1], b"1"]), label="seed")
+        with pytest.raises(TypeError, match="seed"):
+            rand((2,), backend=self.backend, seed=seed)
 
     # ------------------------------------------------------------------ backends by what they are
     @pytest.mark.task2_3
