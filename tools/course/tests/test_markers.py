@@ -1,12 +1,13 @@
 """Finding and rendering solution blocks, and reading the calendar."""
 
 import ast
+import json
 import textwrap
 
 import pytest
 import tomllib
 from config import CalendarError, load_calendar
-from course import CourseError, assign, scan_blocks, week_plan
+from course import CourseError, assign, main, scan_blocks, week_plan
 from markers import MarkerError, find_blocks, render
 
 SOURCE = textwrap.dedent(
@@ -107,6 +108,8 @@ def test_calendar_of_the_repository_is_consistent():
     cal = load_calendar()
     assert week_plan(2, cal) == {
         "week": 2,
+        "opens": cal.week(2).opens.isoformat(),
+        "deadline": cal.week(2).deadline.isoformat(),
         "starters": ["autodiff"],
         "tags": [f"mt-operators-v{cal.layer('operators').solution_version}"],
     }
@@ -116,6 +119,20 @@ def test_calendar_of_the_repository_is_consistent():
         layer = cal.layer(name)
         tasks = {b.task for blocks in scan_blocks(layer).values() for b in blocks}
         assert tasks == set(layer.task_ids)
+
+
+def test_week_prints_a_table_by_default_and_json_when_asked(capsys):
+    cal = load_calendar()
+    assert main(["week", "2"]) == 0
+    table = capsys.readouterr().out
+    assert "deadline" in table
+    assert cal.week(2).deadline.isoformat() in table
+    assert "mt-autodiff" in table
+    assert "{" not in table
+    assert main(["week", "2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == week_plan(2, cal)
+    assert main(["week", "99"]) == 2
+    assert capsys.readouterr().err.strip() == "error: course.toml has no week 99"
 
 
 def test_calendar_refuses_a_solution_released_before_its_deadline(tmp_path):
@@ -151,6 +168,11 @@ def test_assign_writes_a_complete_starter(tmp_path):
     assert f"mt-operators=={cal.layer('operators').solution_version}" in project["dependencies"]
     readme = (out / "README.md").read_text()
     workflow = (out / ".github/workflows/tests.yml").read_text()
+    # The lower layers' solution wheels (and mt-root's) come with the starter.
+    wheels = sorted(w.name.split("-")[0] for w in (out / "wheels").glob("*.whl"))
+    assert wheels == ["mt_operators", "mt_root"]
+    assert 'python -m pip install --find-links wheels -e ".[test]"' in readme
+    assert 'python -m pip install --find-links wheels -e ".[test]"' in workflow
     for task in layer.task_ids:
         assert f"`pytest -m {task}`" in readme
         assert f"python -m pytest -m {task}" in workflow
