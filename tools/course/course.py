@@ -28,7 +28,14 @@ from typing import Any
 
 import tomli_w
 from config import REPO, Calendar, CalendarError, Layer, load_calendar
-from grading import GradeSpec, SubmissionError, check_imports, find_package, grade_tasks
+from grading import (
+    GradeSpec,
+    SubmissionError,
+    check_imports,
+    find_package,
+    function_spans,
+    grade_tasks,
+)
 from markers import Block, MarkerError, find_blocks, render, task_number
 from packaging.requirements import Requirement
 from runner import build_wheel, make_venv, run_pytest
@@ -575,6 +582,27 @@ def check(layer_name: str, cal: Calendar | None = None, *, verbose: bool = True)
 # ---------------------------------------------------------------------------------- grade
 
 
+def _solution_overlay(layer: Layer, where: Path) -> Path:
+    """The layer's solution sources and which function holds which task (``overlay``)."""
+    table: dict[str, dict[str, list[str]]] = {}
+    for path, blocks in scan_blocks(layer).items():
+        rel = path.relative_to(layer.src).as_posix()
+        text = path.read_text(encoding="utf-8")
+        spans = function_spans(text)
+        functions: dict[str, list[str]] = {}
+        for b in blocks:
+            inside = [(a, q) for q, (a, z) in spans.items() if a <= b.begin <= z]
+            name = max(inside)[1]  # the innermost function holding the block
+            if b.task not in functions.setdefault(name, []):
+                functions[name].append(b.task)
+        table[rel] = functions
+        target = where / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(render(text, blocks, frozenset(b.task for b in blocks)), "utf-8")
+    (where / "blocks.json").write_text(json.dumps(table, indent=1) + "\n", "utf-8")
+    return where
+
+
 def grade_spec(layer: Layer, cal: Calendar, time_limit: float | None = None) -> GradeSpec:
     """What grading ``layer`` needs, from the calendar (as the autograder bundle stores it)."""
     return GradeSpec(
@@ -614,7 +642,8 @@ def grade(
         python = make_venv(root / "venv", wheels, reqs)
         check_imports(python, code, layer.name)
         template = _test_tree(layer, root / "template", hidden=True)
-        return grade_tasks(python, code, spec, template, root)
+        solution = _solution_overlay(layer, root / "solution")
+        return grade_tasks(python, code, spec, template, root, solution)
 
 
 # ----------------------------------------------------------------------------- autograder
@@ -704,6 +733,7 @@ def autograder(
             grade_spec(layer, cal, time_limit).to_json(), "utf-8"
         )
         _test_tree(layer, b / "suite", hidden=True)
+        _solution_overlay(layer, b / "solution")
         project = layer.pyproject()["project"]
         third = [r for r in project.get("dependencies", []) if not r.startswith("mt-")]
         test_extra = project.get("optional-dependencies", {}).get(

@@ -11,6 +11,7 @@ always a fresh copy of the course's own (public and hidden), never the student's
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import shutil
@@ -141,6 +142,95 @@ def _unzip(path: Path, where: Path) -> Path:
     return where
 
 
+def function_spans(source: str) -> dict[str, tuple[int, int]]:
+    """Every function of ``source`` by dotted name (``Module.train``): its first and last line.
+
+    The first line is that of its first decorator, if any.
+    """
+    spans: dict[str, tuple[int, int]] = {}
+    stack: list[tuple[ast.AST, str]] = [(ast.parse(source), "")]
+    while stack:
+        node, prefix = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = f"{prefix}{child.name}"
+                if not isinstance(child, ast.ClassDef):
+                    first = min([child.lineno, *(d.lineno for d in child.decorator_list)])
+                    spans[name] = (first, child.end_lineno or child.lineno)
+                stack.append((child, name + "."))
+            else:
+                stack.append((child, prefix))
+    return spans
+
+
+def _import_lines(source: str) -> list[str]:
+    """The module-level import statements of ``source`` (not ``__future__``), as text."""
+    lines = source.splitlines(keepends=True)
+    out = []
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Import) or (
+            isinstance(node, ast.ImportFrom) and node.module != "__future__"
+        ):
+            out.append("".join(lines[node.lineno - 1 : node.end_lineno]))
+    return out
+
+
+def _first_body_line(tree: ast.Module) -> int:
+    """The line before which imports may go: after the docstring and ``__future__``."""
+    for i, node in enumerate(tree.body):
+        doc = i == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+        future = isinstance(node, ast.ImportFrom) and node.module == "__future__"
+        if not (doc or future):
+            return node.lineno
+    return (tree.body[-1].end_lineno or 0) + 1 if tree.body else 1
+
+
+def overlay(code: Path, layer: str, solution: Path, task: str, out: Path) -> Path:
+    """A copy of ``code`` in which the other tasks' functions are the course's solution.
+
+    ``solution`` holds the layer's solution sources (``<file>.py``, with every task's code)
+    and ``blocks.json`` (file -> function -> the tasks whose solution blocks it holds). In
+    the copy, each function of the student's files that holds blocks of other tasks only is
+    replaced by the solution's (and the solution's imports are added), so a task's tests
+    grade that task's code, not the student's other tasks: a task reaches full marks on its
+    own, and a bug in one task costs only that task. A file that does not parse, or a
+    function the student renamed, is left as it is.
+    """
+    shutil.copytree(code, out)
+    table: dict[str, dict[str, list[str]]] = json.loads(
+        (solution / "blocks.json").read_text(encoding="utf-8")
+    )
+    for rel, functions in table.items():
+        target = out / "minitorch" / layer / rel
+        others = [q for q, tasks in functions.items() if task not in tasks]
+        if not target.is_file() or not others:
+            continue
+        mine = target.read_text(encoding="utf-8")
+        theirs = (solution / rel).read_text(encoding="utf-8")
+        try:
+            tree = ast.parse(mine)
+            spans = function_spans(mine)
+        except SyntaxError:
+            continue
+        solved = function_spans(theirs)
+        pairs = sorted((spans[q], solved[q]) for q in others if q in spans and q in solved)
+        # A function inside one already replaced goes with it.
+        chosen: list[tuple[tuple[int, int], tuple[int, int]]] = []
+        for pair in pairs:
+            if not chosen or pair[0][0] > chosen[-1][0][1]:
+                chosen.append(pair)
+        if not chosen:
+            continue
+        lines = mine.splitlines(keepends=True)
+        source_lines = theirs.splitlines(keepends=True)
+        for (a, b), (c, d) in reversed(chosen):
+            lines[a - 1 : b] = source_lines[c - 1 : d]
+        at = _first_body_line(tree) - 1
+        lines[at:at] = _import_lines(theirs)
+        target.write_text("".join(lines), encoding="utf-8")
+    return out
+
+
 def check_imports(python: Path, code: Path, layer: str) -> None:
     """Import ``minitorch.<layer>`` from ``code`` in ``python``.
 
@@ -175,6 +265,12 @@ def check_imports(python: Path, code: Path, layer: str) -> None:
             f"the submission does not import (minitorch.{layer}): {last}"
             + (f" [{where}]" if where else "")
         )
+
+
+def _scaffold(spec: GradeSpec, nodeid: str) -> bool:
+    """Is ``nodeid`` a scaffold test of course.toml ("file.py", "file.py::test" or itself)?"""
+    names = {nodeid, nodeid.split("[")[0], nodeid.split("::")[0]}
+    return any(f"tests/{t}" in names for t in spec.scaffold_tests)
 
 
 def _short(record: dict[str, Any]) -> str:
@@ -231,8 +327,13 @@ def _task_entries(
             f"The test process ended abnormally ({how}) before the tests of this task "
             f"finished: the code crashed the interpreter or exited. Output:\n{head}"
         )
-    # A test that skips (it needs PyTorch, say, and the grader has none) counts for nothing.
-    tests = [r for r in run.tests if tid in r["tasks"] and r["outcome"] != "skipped"]
+    # A test that skips (it needs PyTorch, say, and the grader has none) counts for nothing,
+    # and so does a scaffold test (it checks what the starter ships).
+    tests = [
+        r
+        for r in run.tests
+        if tid in r["tasks"] and r["outcome"] != "skipped" and not _scaffold(spec, r["nodeid"])
+    ]
     if not tests:
         errors = [r for r in run.tests if r["outcome"] == "collect-error"]
         if errors:
@@ -283,28 +384,36 @@ def _task_entries(
 
 
 def grade_tasks(
-    python: Path, code: Path, spec: GradeSpec, template: Path, scratch: Path
+    python: Path,
+    code: Path,
+    spec: GradeSpec,
+    template: Path,
+    scratch: Path,
+    solution: Path | None = None,
 ) -> dict[str, Any]:
     """Run each task's tests on ``code`` and return Gradescope's ``results.json`` content.
 
     ``template`` holds the course's tests as they run (``tests/``, ``hidden/``,
     ``conftest.py``, ``pytest.ini``): each task runs on a fresh copy of it, in its own
-    process, with the spec's time and output limits.
+    process, with the spec's time and output limits. With ``solution`` (see
+    :func:`overlay`), each task runs with the other tasks' functions taken from it.
     """
-    deselect = [f"--deselect=tests/{s}" for s in spec.scaffold_tests]
     entries: list[dict[str, Any]] = []
     t0 = time.perf_counter()
     for task in spec.tasks:
         tests = scratch / f"run-{task[0]}"
         shutil.copytree(template, tests)
         paths = ["tests", "hidden"] if (tests / "hidden").exists() else ["tests"]
+        here = code
+        if solution is not None:
+            here = overlay(code, spec.layer, solution, task[0], scratch / f"code-{task[0]}")
         run = run_pytest(
             python,
-            ["-q", "--tb=no", "-m", task[0], *deselect, *paths],
+            ["-q", "--tb=no", "-m", task[0], *paths],
             tests,
             timeout=spec.time_limit,
             output_limit=spec.output_limit,
-            pythonpath=(code,),
+            pythonpath=(here,),
         )
         entries += _task_entries(spec, task, run, None)
     return _results(spec, entries, time.perf_counter() - t0)
@@ -351,7 +460,7 @@ def main() -> int:
         except SubmissionError as e:
             res = results_for_error(spec, str(e))
         else:
-            res = grade_tasks(python, code, spec, source / "suite", scratch)
+            res = grade_tasks(python, code, spec, source / "suite", scratch, source / "solution")
     out.write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
     for entry in res["tests"]:
         print(f"{entry['name']}: {entry['score']:g}/{entry['max_score']:g}")

@@ -135,20 +135,9 @@ def test_untouched_starter_gets_zero_and_is_told_which_tests_fail(operators, tmp
     assert all("FAILED hidden/" in t["output"] for t in hidden)
 
 
-# Task 0.3's list helpers (neg_list = map(neg), ...) call task 0.1's operators: alone, it
-# cannot pass those tests yet (issue 20, item 5: every task reachable on its own).
-CROSSES = {"task0_3": "task 0.3's helpers call task 0.1's operators"}
-
-
-@pytest.mark.parametrize(
-    "task",
-    [
-        pytest.param(t, marks=pytest.mark.xfail(reason=CROSSES[t], strict=True))
-        if t in CROSSES
-        else t
-        for t in CAL.layer("operators").task_ids
-    ],
-)
+# Every task reaches its points on its own: task 0.3's list helpers call task 0.1's
+# operators, which the grader takes from the solution while it grades task 0.3.
+@pytest.mark.parametrize("task", CAL.layer("operators").task_ids)
 def test_one_task_submission_gets_exactly_its_points(operators, tmp_path, task):
     assign("operators", tmp_path / "s", keep=frozenset({task}), cal=CAL, wheels=False)
     assert by_task(operators.grade(tmp_path / "s")) == operators.only(task)
@@ -190,9 +179,22 @@ def test_tensor_solution_full_marks_and_starter_zero(tensor, tmp_path):
     assert all("NotImplementedError" in t["output"] for t in res["tests"])
 
 
-def test_tensor_one_task_submission_gets_exactly_its_points(tensor, tmp_path):
-    assign("tensor", tmp_path / "s", keep=frozenset({"task2_1"}), cal=CAL, wheels=False)
-    assert by_task(tensor.grade(tmp_path / "s")) == tensor.only("task2_1")
+@pytest.mark.parametrize("task", CAL.layer("tensor").task_ids)
+def test_tensor_one_task_submission_gets_exactly_its_points(tensor, tmp_path, task):
+    assign("tensor", tmp_path / "s", keep=frozenset({task}), cal=CAL, wheels=False)
+    assert by_task(tensor.grade(tmp_path / "s")) == tensor.only(task)
+
+
+def test_a_bug_in_one_task_costs_only_that_task(operators, tmp_path):
+    assign("operators", tmp_path / "s", keep=frozenset(operators.layer.task_ids), cal=CAL)
+    scalar = tmp_path / "s/src/minitorch/operators/scalar.py"
+    text = scalar.read_text()
+    assert text.count("    return -x\n") == 1
+    scalar.write_text(text.replace("    return -x\n", "    return x\n"))  # neg is wrong
+    got = by_task(operators.grade(tmp_path / "s"))
+    assert got["0.1"][0] < got["0.1"][1]
+    assert got["0.3"] == operators.full()["0.3"]  # neg_list is graded with a right neg
+    assert got["0.4"] == operators.full()["0.4"]
 
 
 def test_command_line_writes_the_zip(tmp_path, capsys):
