@@ -35,6 +35,7 @@ from grading import (
     find_package,
     function_spans,
     grade_tasks,
+    overlay,
 )
 from markers import Block, MarkerError, find_blocks, render, task_number
 from packaging.requirements import Requirement
@@ -468,8 +469,66 @@ def _from_solution_block(layer: Layer, record: dict[str, Any], package_dir: Path
     return None
 
 
-def check(layer_name: str, cal: Calendar | None = None, *, verbose: bool = True) -> list[str]:
-    """Generate the starter of ``layer_name`` and prove it right; return the problems."""
+def _one_task_problems(
+    layer: Layer, cal: Calendar, root: Path, python: Path, say: Callable[..., None]
+) -> list[str]:
+    """Each task's tests must fail when only that task is missing (``check --one-task``).
+
+    The starter's code with every other task's functions from the solution (as the grader
+    runs each task): a test of the task that passes then runs none of its code, so it
+    would give its points away (list it in ``scaffold-tests`` or mark it with the task
+    whose code it runs).
+    """
+    solution = _solution_overlay(layer, root / "one-task-solution")
+    problems = []
+    for task in layer.task_ids:
+        code = overlay(root / "starter" / "src", layer.name, solution, task, root / f"ot-{task}")
+        try:
+            check_imports(python, code, layer.name)  # the overlay, not the installed starter
+        except SubmissionError as e:
+            problems.append(f"only {task} missing: {e}")
+            continue
+        tests = _test_tree(layer, root / f"run-ot-{task}", hidden=True)
+        paths = ["tests", "hidden"] if (tests / "hidden").exists() else ["tests"]
+        t0 = time.perf_counter()
+        run = run_pytest(
+            python,
+            ["-q", "--tb=no", "-m", task, *paths],
+            tests,
+            timeout=30 * 60,
+            output_limit=cal.output_limit,
+            pythonpath=(code,),
+        )
+        say(
+            f"{layer.name}: only {task} missing: {len(run.tests)} tests in "
+            f"{time.perf_counter() - t0:.1f}s"
+        )
+        if not run.finished:
+            problems.append(f"only {task} missing: the run did not finish:\n{run.output[-2000:]}")
+            continue
+        problems += [
+            f"{r['nodeid']} (marked {task}) passes without {task}'s code (the other tasks "
+            "done): list it in scaffold-tests or mark it with the task it runs"
+            for r in run.tests
+            if task in r["tasks"]
+            and r["outcome"] == "passed"
+            and not _is_scaffold(layer, r["nodeid"])
+        ]
+    return problems
+
+
+def check(
+    layer_name: str,
+    cal: Calendar | None = None,
+    *,
+    verbose: bool = True,
+    one_task: bool = False,
+) -> list[str]:
+    """Generate the starter of ``layer_name`` and prove it right; return the problems.
+
+    With ``one_task``, also prove that each task's tests fail when only that task is
+    missing (see :func:`_one_task_problems`).
+    """
     cal = cal or load_calendar()
     layer = cal.layer(layer_name)
     say = print if verbose else (lambda *_: None)
@@ -510,6 +569,7 @@ def check(layer_name: str, cal: Calendar | None = None, *, verbose: bool = True)
 
         outcomes: dict[str, list[dict[str, Any]]] = {}
         package_dirs: dict[str, Path] = {}
+        pythons: dict[str, Path] = {}
         for kind in ("solution", "starter"):
             try:
                 if kind == "solution":
@@ -531,6 +591,7 @@ def check(layer_name: str, cal: Calendar | None = None, *, verbose: bool = True)
                 problems.append(f"the {kind} does not import: {imp.stderr[-1000:]}")
                 continue
             package_dirs[kind] = Path(imp.stdout.strip()).parent.resolve()
+            pythons[kind] = python
             tests = _test_tree(
                 layer, root / f"run-{kind}", hidden=True, solution=kind == "solution"
             )
@@ -576,6 +637,8 @@ def check(layer_name: str, cal: Calendar | None = None, *, verbose: bool = True)
             for s in layer.scaffold_tests
             if solution and f"tests/{s}" not in listed
         ]
+        if one_task and "starter" in pythons:
+            problems += _one_task_problems(layer, cal, root, pythons["starter"], say)
     return problems
 
 
@@ -796,6 +859,11 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("check", help="generate a starter and prove it right")
     p.add_argument("layers", nargs="*")
     p.add_argument("--all", action="store_true", help="every layer of course.toml")
+    p.add_argument(
+        "--one-task",
+        action="store_true",
+        help="also prove each task's tests fail when only that task is missing",
+    )
     p = sub.add_parser("grade", help="grade a student's directory")
     p.add_argument("dir", type=Path)
     p.add_argument("--layer", required=True)
@@ -825,7 +893,7 @@ def main(argv: list[str] | None = None) -> int:
             failed = []
             for name in names:
                 t0 = time.perf_counter()
-                problems = check(name, cal)
+                problems = check(name, cal, one_task=args.one_task)
                 took = time.perf_counter() - t0
                 for prob in problems:
                     print(f"FAIL {name}: {prob}")
