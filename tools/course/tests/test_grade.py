@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
-from config import load_calendar
-from course import assign, grade, main
+from config import REPO, load_calendar
+from course import assign, check, grade, main
 
 pytestmark = pytest.mark.packaging
 
@@ -163,3 +163,22 @@ def test_grading_a_submission_that_does_not_import_is_an_error(tmp_path, capsys)
     assert "does not import" in err
     assert "this_module_does_not_exist" in err
     assert not out.exists()
+
+
+# check --one-task: a task's test that passes without the task's code is reported.
+
+
+def test_check_one_task_passes_on_operators():
+    assert check("operators", CAL, verbose=False, one_task=True) == []
+
+
+def test_check_one_task_reports_a_test_that_runs_none_of_its_task(tmp_path):
+    text = (REPO / "course.toml").read_text()
+    entry = '  "test_autodiff_backprop.py::test_backward_on_constant_raises",\n'
+    assert text.count(entry) == 1
+    (tmp_path / "course.toml").write_text(text.replace(entry, ""))
+    problems = check(
+        "autodiff", load_calendar(tmp_path / "course.toml"), verbose=False, one_task=True
+    )
+    assert len(problems) == 1
+    assert "test_backward_on_constant_raises (marked task1_4) passes without task1_4" in problems[0]
