@@ -147,6 +147,11 @@ def _student_pyproject(layer: Layer, cal: Calendar, week: int | None) -> dict[st
         for k, v in lint.get("per-file-ignores", {}).items()
         if k.startswith(("**", prefix))
     }
+    # The training scripts (mt_examples/, train_*.py) keep the examples' exemptions.
+    for key, value in _root_pyproject()["tool"]["ruff"]["lint"].get("per-file-ignores", {}).items():
+        if key == "examples/**":
+            lint["per-file-ignores"]["mt_examples/**"] = value
+            lint["per-file-ignores"]["train_*.py"] = value
     ruff["lint"] = lint
     ruff.pop("format", None)
     data["tool"]["pytest"] = {"ini_options": pytest_ini}
@@ -193,6 +198,42 @@ def _student_workflow(layer: Layer) -> str:
 _INSTALL = '--find-links wheels -e ".[test]"'
 
 
+def _layer_scripts(layer: Layer, cal: Calendar) -> dict[str, str]:
+    """The training scripts of the layer's training tasks (its ``needs`` tasks): path -> task."""
+    return {s: t for s, t in cal.scripts.items() if t in layer.needs}
+
+
+def _copy_scripts(layer: Layer, cal: Calendar, out: Path) -> list[str]:
+    """Copy the layer's training scripts into the starter, their network stubbed.
+
+    ``mt_examples/`` gets the scripts (each solution block replaced, as in the package)
+    and the examples' helpers they import (``support.py``, ``toy.py``); the starter's root
+    gets the scripts' ``train_*.py`` launchers. Returns the launchers' names.
+    """
+    scripts = _layer_scripts(layer, cal)
+    if not scripts:
+        return []
+    pkg = out / "mt_examples"
+    pkg.mkdir()
+    helpers = REPO / "examples" / "mt_examples"
+    for name in ("__init__.py", "support.py", "toy.py"):
+        shutil.copy2(helpers / name, pkg / name)
+    launchers = []
+    for script in scripts:
+        path = REPO / script
+        text = path.read_text(encoding="utf-8")
+        try:
+            blocks = find_blocks(text, script)
+        except MarkerError as e:
+            raise CourseError(str(e)) from e
+        (pkg / path.name).write_text(render(text, blocks), "utf-8")
+        launcher = REPO / "examples" / path.name
+        if launcher.is_file():
+            shutil.copy2(launcher, out / path.name)
+            launchers.append(path.name)
+    return launchers
+
+
 def _student_readme(layer: Layer, cal: Calendar, week: int | None) -> str:
     deps = [f"`mt-{d}=={cal.layer(d).solution_version}`" for d in cal.closure(layer.name)]
     rows = "\n".join(
@@ -233,6 +274,26 @@ def _student_readme(layer: Layer, cal: Calendar, week: int | None) -> str:
         "loop costs that task's points only.\n\n"
         "The workflow in `.github/workflows/tests.yml` runs each task's tests on every push "
         "to main and on every pull request.\n"
+        f"{_training_readme(layer, cal)}"
+    )
+
+
+def _training_readme(layer: Layer, cal: Calendar) -> str:
+    """The README's section on the layer's training scripts (empty if it has none)."""
+    scripts = _layer_scripts(layer, cal)
+    if not scripts:
+        return ""
+    rows = "\n".join(
+        f"- Task {task_number(t)}: `mt_examples/{Path(s).name}`, run with "
+        f"`python {Path(s).name} --help`"
+        for s, t in scripts.items()
+    )
+    return (
+        "\n## Training\n\n"
+        "The training script of this week is in `mt_examples/`, with the network for you to "
+        "write (its `NotImplementedError` names the task); everything else it needs (data, "
+        "the training loop, the command line) is there. Run it from this folder:\n\n"
+        f"{rows}\n"
     )
 
 
@@ -313,6 +374,7 @@ def assign(
     (out / "README.md").write_text(_student_readme(layer, cal, week), "utf-8")
     (out / ".github" / "workflows").mkdir(parents=True)
     (out / ".github" / "workflows" / "tests.yml").write_text(_student_workflow(layer), "utf-8")
+    _copy_scripts(layer, cal, out)
     (out / ".gitignore").write_text("__pycache__/\n*.egg-info/\n.venv/\n.hypothesis/\n")
     if wheels:
         _wheelhouse(cal, cal.closure(layer.name), out / "wheels")
@@ -320,10 +382,11 @@ def assign(
     # An import that only a removed block used is now unused: drop it. A local variable set
     # up for the block (a kernel's device function, the sizes unpacked for its loops) stays
     # for the student, marked with a noqa comment (F841 or RUF059). Then format.
+    code = ["src", *(["mt_examples"] if (out / "mt_examples").is_dir() else [])]
     for args in (
-        ["check", "--fix", "--select", "F401,I001", "--quiet", "src"],
-        ["check", "--select", "F841,RUF059", "--add-noqa", "--quiet", "src"],
-        ["format", "src"],
+        ["check", "--fix", "--select", "F401,I001", "--quiet", *code],
+        ["check", "--select", "F841,RUF059", "--add-noqa", "--quiet", *code],
+        ["format", *code],
     ):
         _ruff(args, out)
     lint = _ruff(["check", "--no-fix", "."], out)

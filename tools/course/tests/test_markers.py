@@ -173,6 +173,15 @@ def test_assign_writes_a_complete_starter(tmp_path):
     assert wheels == ["mt_operators", "mt_root"]
     assert 'python -m pip install --find-links wheels -e ".[test]"' in readme
     assert 'python -m pip install --find-links wheels -e ".[test]"' in workflow
+    # Task 1.5's training script, its network stubbed, with the helpers it imports.
+    script = (out / "mt_examples/train_scalar.py").read_text()
+    assert 'NotImplementedError("Task 1.5: implement Network.logit")' in script
+    assert "SOLUTION" not in script
+    assert {"support.py", "toy.py", "__init__.py"} <= {
+        f.name for f in (out / "mt_examples").iterdir()
+    }
+    assert (out / "train_scalar.py").is_file()
+    assert "python train_scalar.py --help" in readme
     for task in layer.task_ids:
         assert f"`pytest -m {task}`" in readme
         assert f"python -m pytest -m {task}" in workflow

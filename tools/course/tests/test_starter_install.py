@@ -46,6 +46,17 @@ def test_tensor_starter_installs_from_its_readme_with_pypi_only(tmp_path):
     assert "NotImplementedError" in output or "Task 2.1" in output, output[-2000:]
     assert " error" not in output.splitlines()[-1], output[-2000:]
     py = out / ".venv" / "bin" / "python"
+    # Task 2.5's training script runs from the starter folder, up to the student's stub.
+    run = subprocess.run(
+        [py, "train_tensor.py", "--epochs", "1", "--no-progress"],
+        cwd=out,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode != 0
+    assert "NotImplementedError" in run.stderr, run.stderr[-2000:]
     shown = subprocess.run(
         [py, "-m", "pip", "show", "mt-operators", "mt-autodiff", "mt-root"],
         env=env,
