@@ -36,6 +36,7 @@ from grading import (
     function_spans,
     grade_tasks,
     overlay,
+    register,
 )
 from markers import Block, MarkerError, find_blocks, render, task_number
 from packaging.requirements import Requirement
@@ -736,8 +737,14 @@ def grade_spec(layer: Layer, cal: Calendar, time_limit: float | None = None) -> 
         layer.package,
         tuple((t.id, t.title, t.points) for t in layer.tasks),
         layer.scaffold_tests,
-        cal.time_limit if time_limit is None else time_limit,
+        time_limit if time_limit is not None else layer.time_limit or cal.time_limit,
         cal.output_limit,
+        layer.solution_version,
+        tuple(
+            (group, name, value)
+            for group, entries in layer.pyproject()["project"].get("entry-points", {}).items()
+            for name, value in entries.items()
+        ),
     )
 
 
@@ -763,6 +770,7 @@ def grade(
     with tempfile.TemporaryDirectory(prefix=f"course-grade-{layer.name}-") as tmp:
         root = Path(tmp)
         code = find_package(student, layer.name, root)
+        register(code, spec)
         wheels = _wheelhouse(cal, cal.closure(layer.name), root / "wheels")
         reqs = [f"mt-{d}=={cal.layer(d).solution_version}" for d in cal.closure(layer.name)]
         python = make_venv(root / "venv", wheels, reqs)

@@ -43,6 +43,8 @@ class GradeSpec:
     scaffold_tests: tuple[str, ...]
     time_limit: float
     output_limit: int
+    version: str = "0"
+    entry_points: tuple[tuple[str, str, str], ...] = ()  # (group, name, object reference)
 
     def to_json(self) -> str:
         """The spec as JSON (``spec.json`` of the bundle)."""
@@ -59,6 +61,8 @@ class GradeSpec:
             tuple(d["scaffold_tests"]),
             float(d["time_limit"]),
             int(d["output_limit"]),
+            str(d.get("version", "0")),
+            tuple((g, n, v) for g, n, v in d.get("entry_points", ())),
         )
 
 
@@ -127,6 +131,26 @@ def find_package(submission: Path, layer: str, scratch: Path) -> Path:
     code = scratch / "code"
     shutil.copytree(found[0], code / "minitorch" / layer, ignore=_ignore)
     return code
+
+
+def register(code: Path, spec: GradeSpec) -> None:
+    """Give the student's package in ``code`` its distribution metadata and entry points.
+
+    The student's code is not installed, only put on ``PYTHONPATH``: a ``.dist-info``
+    folder beside it makes ``importlib.metadata`` find the layer's entry points (mt-fast's
+    backend ``fast``, as ``minitorch.tensor.backend("fast")`` looks it up) as if it were.
+    """
+    info = code / f"{spec.package.replace('-', '_')}-{spec.version}.dist-info"
+    info.mkdir(parents=True, exist_ok=True)
+    (info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: {spec.package}\nVersion: {spec.version}\n", "utf-8"
+    )
+    groups: dict[str, list[str]] = {}
+    for group, name, value in spec.entry_points:
+        groups.setdefault(group, []).append(f"{name} = {value}")
+    (info / "entry_points.txt").write_text(
+        "".join(f"[{g}]\n" + "\n".join(lines) + "\n\n" for g, lines in groups.items()), "utf-8"
+    )
 
 
 def _unzip(path: Path, where: Path) -> Path:
@@ -456,6 +480,7 @@ def main() -> int:
         python = Path(sys.executable)
         try:
             code = find_package(root / "submission", spec.layer, scratch)
+            register(code, spec)
             check_imports(python, code, spec.layer)
         except SubmissionError as e:
             res = results_for_error(spec, str(e))
