@@ -221,3 +221,21 @@ def test_training_scripts_mark_their_task_only():
         out = render(source, blocks)
         ast.parse(out)
         assert "SOLUTION" not in out
+
+
+def test_the_graded_package_gets_the_layers_entry_points(tmp_path):
+    import importlib.metadata
+
+    from course import grade_spec
+    from grading import register
+
+    cal = load_calendar()
+    layer = cal.layer("fast")
+    register(tmp_path, grade_spec(layer, cal))
+    [dist] = importlib.metadata.distributions(path=[str(tmp_path)])
+    assert dist.metadata["Name"] == "mt-fast"
+    declared = layer.pyproject()["project"]["entry-points"]
+    assert declared
+    assert {(ep.group, ep.name, ep.value) for ep in dist.entry_points} == {
+        (g, n, v) for g, entries in declared.items() for n, v in entries.items()
+    }
