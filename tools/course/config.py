@@ -63,6 +63,8 @@ class Layer:
     solution_only: tuple[str, ...] = ()
     child_process_tests: tuple[str, ...] = ()
     starter_edits: tuple[StarterEdit, ...] = ()
+    time_limit: float | None = None
+    """Seconds per task when graded, if not ``[grading]``'s (a layer whose tests compile)."""
 
     @property
     def package(self) -> str:
@@ -202,6 +204,7 @@ def load_calendar(path: Path = REPO / "course.toml") -> Calendar:
             tuple(raw.get("solution-only", ())),
             tuple(raw.get("child-process-tests", ())),
             edits,
+            float(raw["time-limit"]) if "time-limit" in raw else None,
         )
         if not layer.path.is_dir():
             raise CalendarError(f"layers.{name}: there is no package {layer.path}")

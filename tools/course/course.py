@@ -3,7 +3,8 @@
     hatch run course:assign LAYER --out DIR      # the student starter of LAYER
     hatch run course:check LAYER | --all         # generate it and prove it right
     hatch run course:grade DIR --layer LAYER --out results.json
-    hatch run course:week N                      # the starters and tags of week N (JSON)
+    hatch run course:autograder LAYER --out autograder.zip   # Gradescope's bundle
+    hatch run course:week N [--json]             # the dates, starters and tags of week N
 
 See tools/course/README.md.
 """
@@ -19,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zipfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,11 +28,33 @@ from typing import Any
 
 import tomli_w
 from config import REPO, Calendar, CalendarError, Layer, load_calendar
+from grading import (
+    GradeSpec,
+    SubmissionError,
+    check_imports,
+    find_package,
+    function_spans,
+    grade_tasks,
+    overlay,
+    register,
+)
 from markers import Block, MarkerError, find_blocks, render, task_number
 from packaging.requirements import Requirement
-from runner import Run, build_wheel, make_venv, run_pytest
+from runner import build_wheel, make_venv, run_pytest
 
-__all__ = ["CourseError", "Starter", "assign", "check", "grade", "main", "scan_blocks", "week_plan"]
+__all__ = [
+    "CourseError",
+    "Starter",
+    "assign",
+    "autograder",
+    "check",
+    "grade",
+    "grade_spec",
+    "main",
+    "scan_blocks",
+    "week_plan",
+    "week_table",
+]
 
 # Numba's CUDA simulator puts the thread and block ids before the message of an exception
 # raised in a kernel.
@@ -124,6 +148,11 @@ def _student_pyproject(layer: Layer, cal: Calendar, week: int | None) -> dict[st
         for k, v in lint.get("per-file-ignores", {}).items()
         if k.startswith(("**", prefix))
     }
+    # The training scripts (mt_examples/, train_*.py) keep the examples' exemptions.
+    for key, value in _root_pyproject()["tool"]["ruff"]["lint"].get("per-file-ignores", {}).items():
+        if key == "examples/**":
+            lint["per-file-ignores"]["mt_examples/**"] = value
+            lint["per-file-ignores"]["train_*.py"] = value
     ruff["lint"] = lint
     ruff.pop("format", None)
     data["tool"]["pytest"] = {"ini_options": pytest_ini}
@@ -160,9 +189,50 @@ def _student_workflow(layer: Layer) -> str:
         f"      - uses: {pins['actions/setup-python']}\n"
         '        with:\n          python-version: "3.12"\n'
         "      - name: Install the package and the test tools\n"
-        '        run: python -m pip install -e ".[test]"\n'
+        f"        run: python -m pip install {_INSTALL}\n"
         f"{steps}"
     )
+
+
+# How a student installs the starter: the lower layers' wheels come with it (wheels/), the
+# third-party packages (numpy, numba, pytest, ...) from PyPI.
+_INSTALL = '--find-links wheels -e ".[test]"'
+
+
+def _layer_scripts(layer: Layer, cal: Calendar) -> dict[str, str]:
+    """The training scripts of the layer's training tasks (its ``needs`` tasks): path -> task."""
+    return {s: t for s, t in cal.scripts.items() if t in layer.needs}
+
+
+def _copy_scripts(layer: Layer, cal: Calendar, out: Path) -> list[str]:
+    """Copy the layer's training scripts into the starter, their network stubbed.
+
+    ``mt_examples/`` gets the scripts (each solution block replaced, as in the package)
+    and the examples' helpers they import (``support.py``, ``toy.py``); the starter's root
+    gets the scripts' ``train_*.py`` launchers. Returns the launchers' names.
+    """
+    scripts = _layer_scripts(layer, cal)
+    if not scripts:
+        return []
+    pkg = out / "mt_examples"
+    pkg.mkdir()
+    helpers = REPO / "examples" / "mt_examples"
+    for name in ("__init__.py", "support.py", "toy.py"):
+        shutil.copy2(helpers / name, pkg / name)
+    launchers = []
+    for script in scripts:
+        path = REPO / script
+        text = path.read_text(encoding="utf-8")
+        try:
+            blocks = find_blocks(text, script)
+        except MarkerError as e:
+            raise CourseError(str(e)) from e
+        (pkg / path.name).write_text(render(text, blocks), "utf-8")
+        launcher = REPO / "examples" / path.name
+        if launcher.is_file():
+            shutil.copy2(launcher, out / path.name)
+            launchers.append(path.name)
+    return launchers
 
 
 def _student_readme(layer: Layer, cal: Calendar, week: int | None) -> str:
@@ -178,6 +248,13 @@ def _student_readme(layer: Layer, cal: Calendar, week: int | None) -> str:
         if deps
         else ""
     )
+    wheels = (
+        "`wheels/` holds the wheels this starter needs that are not on PyPI (the namespace "
+        "root `mt-root`"
+        + (" and the lower layers' solutions" if deps else "")
+        + "); everything else comes from PyPI. Keep the folder in your repository: the "
+        "workflow installs from it too.\n\n"
+    )
     return (
         f"# {layer.package}: student starter{when}\n\n"
         f"This is `minitorch.{layer.name}` with the code of this week's tasks taken out. "
@@ -187,7 +264,8 @@ def _student_readme(layer: Layer, cal: Calendar, week: int | None) -> str:
         f"{lower}"
         "## Set up\n\n"
         "```\npython -m venv .venv && . .venv/bin/activate\n"
-        'python -m pip install -e ".[test]"\n```\n\n'
+        f"python -m pip install {_INSTALL}\n```\n\n"
+        f"{wheels}"
         "## Tasks\n\n"
         "| Task | What | Run its tests | Points |\n|---|---|---|---|\n"
         f"{rows}\n\n"
@@ -197,6 +275,26 @@ def _student_readme(layer: Layer, cal: Calendar, week: int | None) -> str:
         "loop costs that task's points only.\n\n"
         "The workflow in `.github/workflows/tests.yml` runs each task's tests on every push "
         "to main and on every pull request.\n"
+        f"{_training_readme(layer, cal)}"
+    )
+
+
+def _training_readme(layer: Layer, cal: Calendar) -> str:
+    """The README's section on the layer's training scripts (empty if it has none)."""
+    scripts = _layer_scripts(layer, cal)
+    if not scripts:
+        return ""
+    rows = "\n".join(
+        f"- Task {task_number(t)}: `mt_examples/{Path(s).name}`, run with "
+        f"`python {Path(s).name} --help`"
+        for s, t in scripts.items()
+    )
+    return (
+        "\n## Training\n\n"
+        "The training script of this week is in `mt_examples/`, with the network for you to "
+        "write (its `NotImplementedError` names the task); everything else it needs (data, "
+        "the training loop, the command line) is there. Run it from this folder:\n\n"
+        f"{rows}\n"
     )
 
 
@@ -217,8 +315,13 @@ def assign(
     keep: frozenset[str] = frozenset(),
     week: int | None = None,
     cal: Calendar | None = None,
+    wheels: bool = True,
 ) -> Starter:
     """Write the student starter of ``layer_name`` into ``out`` (which must not exist).
+
+    With ``wheels``, ``out/wheels`` holds the wheels of the lower layers (the released
+    solutions, built from the checkout) and of mt-root, which the starter's README installs
+    with ``--find-links wheels``: the starter installs with no index but PyPI.
 
     Every solution block becomes ``raise NotImplementedError("Task X.Y: ...")`` except the
     blocks of the tasks in ``keep`` (to make a filled-in copy, e.g. for tests of the
@@ -272,15 +375,19 @@ def assign(
     (out / "README.md").write_text(_student_readme(layer, cal, week), "utf-8")
     (out / ".github" / "workflows").mkdir(parents=True)
     (out / ".github" / "workflows" / "tests.yml").write_text(_student_workflow(layer), "utf-8")
+    _copy_scripts(layer, cal, out)
     (out / ".gitignore").write_text("__pycache__/\n*.egg-info/\n.venv/\n.hypothesis/\n")
+    if wheels:
+        _wheelhouse(cal, cal.closure(layer.name), out / "wheels")
 
     # An import that only a removed block used is now unused: drop it. A local variable set
     # up for the block (a kernel's device function, the sizes unpacked for its loops) stays
     # for the student, marked with a noqa comment (F841 or RUF059). Then format.
+    code = ["src", *(["mt_examples"] if (out / "mt_examples").is_dir() else [])]
     for args in (
-        ["check", "--fix", "--select", "F401,I001", "--quiet", "src"],
-        ["check", "--select", "F841,RUF059", "--add-noqa", "--quiet", "src"],
-        ["format", "src"],
+        ["check", "--fix", "--select", "F401,I001", "--quiet", *code],
+        ["check", "--select", "F841,RUF059", "--add-noqa", "--quiet", *code],
+        ["format", *code],
     ):
         _ruff(args, out)
     lint = _ruff(["check", "--no-fix", "."], out)
@@ -426,8 +533,66 @@ def _from_solution_block(layer: Layer, record: dict[str, Any], package_dir: Path
     return None
 
 
-def check(layer_name: str, cal: Calendar | None = None, *, verbose: bool = True) -> list[str]:
-    """Generate the starter of ``layer_name`` and prove it right; return the problems."""
+def _one_task_problems(
+    layer: Layer, cal: Calendar, root: Path, python: Path, say: Callable[..., None]
+) -> list[str]:
+    """Each task's tests must fail when only that task is missing (``check --one-task``).
+
+    The starter's code with every other task's functions from the solution (as the grader
+    runs each task): a test of the task that passes then runs none of its code, so it
+    would give its points away (list it in ``scaffold-tests`` or mark it with the task
+    whose code it runs).
+    """
+    solution = _solution_overlay(layer, root / "one-task-solution")
+    problems = []
+    for task in layer.task_ids:
+        code = overlay(root / "starter" / "src", layer.name, solution, task, root / f"ot-{task}")
+        try:
+            check_imports(python, code, layer.name)  # the overlay, not the installed starter
+        except SubmissionError as e:
+            problems.append(f"only {task} missing: {e}")
+            continue
+        tests = _test_tree(layer, root / f"run-ot-{task}", hidden=True)
+        paths = ["tests", "hidden"] if (tests / "hidden").exists() else ["tests"]
+        t0 = time.perf_counter()
+        run = run_pytest(
+            python,
+            ["-q", "--tb=no", "-m", task, *paths],
+            tests,
+            timeout=30 * 60,
+            output_limit=cal.output_limit,
+            pythonpath=(code,),
+        )
+        say(
+            f"{layer.name}: only {task} missing: {len(run.tests)} tests in "
+            f"{time.perf_counter() - t0:.1f}s"
+        )
+        if not run.finished:
+            problems.append(f"only {task} missing: the run did not finish:\n{run.output[-2000:]}")
+            continue
+        problems += [
+            f"{r['nodeid']} (marked {task}) passes without {task}'s code (the other tasks "
+            "done): list it in scaffold-tests or mark it with the task it runs"
+            for r in run.tests
+            if task in r["tasks"]
+            and r["outcome"] == "passed"
+            and not _is_scaffold(layer, r["nodeid"])
+        ]
+    return problems
+
+
+def check(
+    layer_name: str,
+    cal: Calendar | None = None,
+    *,
+    verbose: bool = True,
+    one_task: bool = False,
+) -> list[str]:
+    """Generate the starter of ``layer_name`` and prove it right; return the problems.
+
+    With ``one_task``, also prove that each task's tests fail when only that task is
+    missing (see :func:`_one_task_problems`).
+    """
     cal = cal or load_calendar()
     layer = cal.layer(layer_name)
     say = print if verbose else (lambda *_: None)
@@ -451,7 +616,7 @@ def check(layer_name: str, cal: Calendar | None = None, *, verbose: bool = True)
     with tempfile.TemporaryDirectory(prefix=f"course-check-{layer.name}-") as tmp:
         root = Path(tmp)
         try:
-            starter = assign(layer.name, root / "starter", cal=cal)
+            starter = assign(layer.name, root / "starter", cal=cal, wheels=False)
         except CourseError as e:
             return [*problems, str(e)]
         say(f"{layer.name}: starter written ({sum(starter.blocks.values())} blocks)")
@@ -468,6 +633,7 @@ def check(layer_name: str, cal: Calendar | None = None, *, verbose: bool = True)
 
         outcomes: dict[str, list[dict[str, Any]]] = {}
         package_dirs: dict[str, Path] = {}
+        pythons: dict[str, Path] = {}
         for kind in ("solution", "starter"):
             try:
                 if kind == "solution":
@@ -489,6 +655,7 @@ def check(layer_name: str, cal: Calendar | None = None, *, verbose: bool = True)
                 problems.append(f"the {kind} does not import: {imp.stderr[-1000:]}")
                 continue
             package_dirs[kind] = Path(imp.stdout.strip()).parent.resolve()
+            pythons[kind] = python
             tests = _test_tree(
                 layer, root / f"run-{kind}", hidden=True, solution=kind == "solution"
             )
@@ -534,58 +701,51 @@ def check(layer_name: str, cal: Calendar | None = None, *, verbose: bool = True)
             for s in layer.scaffold_tests
             if solution and f"tests/{s}" not in listed
         ]
+        if one_task and "starter" in pythons:
+            problems += _one_task_problems(layer, cal, root, pythons["starter"], say)
     return problems
 
 
 # ---------------------------------------------------------------------------------- grade
 
 
-def _grade_task(
-    layer: Layer, task: str, run: Run, time_limit: float, output_limit: int
-) -> tuple[float, str]:
-    """The fraction of the task's tests passed, and what to tell the student."""
-    if run.timed_out:
-        return 0.0, (
-            f"Time limit exceeded: the tests of this task did not finish in {time_limit:g} s "
-            "(an endless loop or very slow code). 0 points for this task."
-        )
-    # A test that skips (it needs PyTorch, say, and the grader has none) counts for nothing.
-    tests = [r for r in run.tests if task in r["tasks"] and r["outcome"] != "skipped"]
-    head = run.output if len(run.output) < 4000 else run.output[:4000] + "\n[...]"
-    if run.dropped:
-        head += f"\n[output truncated: {run.dropped} more bytes]"
-    if not run.finished:
-        code = run.returncode
-        how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit {code}"
-        return 0.0, (
-            f"The test process ended abnormally ({how}) before the tests of this task "
-            f"finished: the code crashed the interpreter or exited. Output:\n{head}"
-        )
-    if not tests:
-        errors = [r for r in run.tests if r["outcome"] == "collect-error"]
-        if errors:
-            return 0.0, "The tests could not be collected:\n" + "\n".join(
-                e["errors"][0]["message"][-1000:] for e in errors
-            )
-        return 0.0, f"No test of this task ran. Output:\n{head}"
-    passed = [r for r in tests if r["outcome"] == "passed"]
-    lines = [f"{len(passed)} of {len(tests)} tests passed."]
-    hidden_failed = 0
-    for r in tests:
-        if r in passed:
-            continue
-        if r["nodeid"].startswith("hidden/"):
-            hidden_failed += 1
-            continue
-        err = r["errors"][0] if r["errors"] else {"type": r["outcome"], "message": ""}
-        msg = err["message"].splitlines()[0][:300] if err["message"] else ""
-        lines.append(f"FAILED {r['nodeid']}: {err['type']}: {msg}")
-    if hidden_failed:
-        lines.append(f"{hidden_failed} hidden test(s) failed.")
-    text = "\n".join(lines)
-    if len(text) > output_limit:
-        text = text[:output_limit] + "\n[output truncated]"
-    return len(passed) / len(tests), text
+def _solution_overlay(layer: Layer, where: Path) -> Path:
+    """The layer's solution sources and which function holds which task (``overlay``)."""
+    table: dict[str, dict[str, list[str]]] = {}
+    for path, blocks in scan_blocks(layer).items():
+        rel = path.relative_to(layer.src).as_posix()
+        text = path.read_text(encoding="utf-8")
+        spans = function_spans(text)
+        functions: dict[str, list[str]] = {}
+        for b in blocks:
+            inside = [(a, q) for q, (a, z) in spans.items() if a <= b.begin <= z]
+            name = max(inside)[1]  # the innermost function holding the block
+            if b.task not in functions.setdefault(name, []):
+                functions[name].append(b.task)
+        table[rel] = functions
+        target = where / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(render(text, blocks, frozenset(b.task for b in blocks)), "utf-8")
+    (where / "blocks.json").write_text(json.dumps(table, indent=1) + "\n", "utf-8")
+    return where
+
+
+def grade_spec(layer: Layer, cal: Calendar, time_limit: float | None = None) -> GradeSpec:
+    """What grading ``layer`` needs, from the calendar (as the autograder bundle stores it)."""
+    return GradeSpec(
+        layer.name,
+        layer.package,
+        tuple((t.id, t.title, t.points) for t in layer.tasks),
+        layer.scaffold_tests,
+        time_limit if time_limit is not None else layer.time_limit or cal.time_limit,
+        cal.output_limit,
+        layer.solution_version,
+        tuple(
+            (group, name, value)
+            for group, entries in layer.pyproject()["project"].get("entry-points", {}).items()
+            for name, value in entries.items()
+        ),
+    )
 
 
 def grade(
@@ -595,73 +755,172 @@ def grade(
     cal: Calendar | None = None,
     time_limit: float | None = None,
 ) -> dict[str, Any]:
-    """Grade a student's directory; return Gradescope's ``results.json`` content.
+    """Grade a student's directory (or a zip of it); return Gradescope's ``results.json``.
 
     Each task runs in its own process, on a fresh copy of this repository's public and
     hidden tests (never the student's), with only ``src/minitorch/<layer>`` taken from the
     student and the lower layers installed from the checkout's wheels.
+
+    Raises:
+        SubmissionError: the submission is missing, empty, or does not import.
     """
     cal = cal or load_calendar()
     layer = cal.layer(layer_name)
-    limit = cal.time_limit if time_limit is None else time_limit
-    results: list[dict[str, Any]] = []
+    spec = grade_spec(layer, cal, time_limit)
     with tempfile.TemporaryDirectory(prefix=f"course-grade-{layer.name}-") as tmp:
         root = Path(tmp)
+        code = find_package(student, layer.name, root)
+        register(code, spec)
         wheels = _wheelhouse(cal, cal.closure(layer.name), root / "wheels")
         reqs = [f"mt-{d}=={cal.layer(d).solution_version}" for d in cal.closure(layer.name)]
         python = make_venv(root / "venv", wheels, reqs)
-        code = root / "student"
-        source = student / "src" / "minitorch" / layer.name
-        if source.is_dir():
-            shutil.copytree(source, code / "minitorch" / layer.name, ignore=_ignore)
-        deselect = [f"--deselect=tests/{s}" for s in layer.scaffold_tests]
-        for task in layer.tasks:
-            tests = _test_tree(layer, root / f"run-{task.id}", hidden=True)
-            paths = ["tests", "hidden"] if (tests / "hidden").exists() else ["tests"]
-            if not source.is_dir():
-                fraction, text = 0.0, f"{source.relative_to(student)} is missing."
-            else:
-                run = run_pytest(
-                    python,
-                    ["-q", "--tb=no", "-m", task.id, *deselect, *paths],
-                    tests,
-                    timeout=limit,
-                    output_limit=cal.output_limit,
-                    pythonpath=(code,),
-                )
-                fraction, text = _grade_task(layer, task.id, run, limit, cal.output_limit)
-            results.append(
-                {
-                    "name": f"Task {task_number(task.id)}: {task.title}",
-                    "number": task_number(task.id),
-                    "score": round(task.points * fraction, 2),
-                    "max_score": task.points,
-                    "status": "passed" if fraction == 1.0 else "failed",
-                    "output": text,
-                    "visibility": "visible",
-                }
-            )
-    return {
-        "score": round(sum(r["score"] for r in results), 2),
-        "output": f"Graded against the tests of {layer.package} (public and hidden).",
-        "visibility": "visible",
-        "stdout_visibility": "hidden",
-        "tests": results,
-    }
+        check_imports(python, code, layer.name)
+        template = _test_tree(layer, root / "template", hidden=True)
+        solution = _solution_overlay(layer, root / "solution")
+        return grade_tasks(python, code, spec, template, root, solution)
+
+
+# ----------------------------------------------------------------------------- autograder
+
+# The bundle's setup.sh: run once by the grading service, as root, on a bare Ubuntu image
+# (the bundle unpacked in /autograder/source): it installs Python with apt, then the
+# autograder's environment in /autograder/venv. AUTOGRADER_ROOT moves /autograder (the
+# tool's tests use a temporary directory); COURSE_PYTHON names a Python to build on instead
+# of apt's; COURSE_AUTOGRADER_SITE makes an existing environment's site-packages (numpy,
+# numba, pytest...) visible instead of downloading them, for offline tests of the bundle.
+_SETUP_SH = """\
+#!/usr/bin/env bash
+# Set up the MiniTorch autograder of {package} (written by `hatch run course:autograder`).
+set -euo pipefail
+ROOT="${{AUTOGRADER_ROOT:-/autograder}}"
+SOURCE="$(cd "$(dirname "${{BASH_SOURCE[0]}}")" && pwd)"
+if [ -z "${{COURSE_PYTHON:-}}" ] && command -v apt-get >/dev/null; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  apt-get install -y -q --no-install-recommends python3 python3-venv python3-pip
+fi
+PYTHON="${{COURSE_PYTHON:-python3}}"
+rm -rf "$ROOT/venv"
+VPY="$ROOT/venv/bin/python"
+if [ -n "${{COURSE_AUTOGRADER_SITE:-}}" ]; then
+  "$PYTHON" -m venv --without-pip "$ROOT/venv"
+  site="$("$VPY" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")"
+  printf 'import site; site.addsitedir(%s)\\n' "'$COURSE_AUTOGRADER_SITE'" \\
+    >"$site/_course_site.pth"
+else
+  "$PYTHON" -m venv "$ROOT/venv"
+fi
+"$VPY" -m pip install --no-cache-dir --find-links "$SOURCE/wheels" -r "$SOURCE/requirements.txt"
+{warm}"$VPY" -c "import minitorch{imports}; print('autograder of {package} ready')"
+"""
+
+_RUN_AUTOGRADER = """\
+#!/usr/bin/env bash
+# Grade /autograder/submission into /autograder/results/results.json ({package}).
+set -euo pipefail
+ROOT="${{AUTOGRADER_ROOT:-/autograder}}"
+export NUMBA_ENABLE_CUDASIM="${{NUMBA_ENABLE_CUDASIM:-1}}"
+cd "$ROOT"
+exec "$ROOT/venv/bin/python" "$ROOT/source/grader/grading.py"
+"""
+
+
+def _zip_dir(folder: Path, out: Path) -> None:
+    """Zip the contents of ``folder`` (not the folder) into ``out``, keeping file modes."""
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file():
+                info = zipfile.ZipInfo(str(path.relative_to(folder)), (2027, 1, 1, 0, 0, 0))
+                info.external_attr = (path.stat().st_mode & 0o777 | 0o100000) << 16
+                info.compress_type = zipfile.ZIP_DEFLATED
+                z.writestr(info, path.read_bytes())
+
+
+def autograder(
+    layer_name: str, out: Path, *, cal: Calendar | None = None, time_limit: float | None = None
+) -> Path:
+    """Write the Gradescope autograder bundle of ``layer_name`` to the zip file ``out``.
+
+    The bundle holds ``setup.sh`` (a virtual environment with the lower layers' solution
+    wheels, from ``wheels/``, and the third-party packages of ``requirements.txt``),
+    ``run_autograder`` (grades ``/autograder/submission``), the grading code
+    (``grader/``: this tool's ``grading.py``, ``runner.py``, ``probe.py`` and the layer's
+    ``spec.json``) and the layer's public and hidden tests (``suite/``).
+
+    Raises:
+        CourseError: if ``out`` is not a ``.zip`` path, or the checkout's versions disagree
+            with course.toml.
+    """
+    cal = cal or load_calendar()
+    layer = cal.layer(layer_name)
+    if out.suffix != ".zip":
+        raise CourseError(f"--out must name a .zip file, got {out}")
+    lower = cal.closure(layer.name)
+    _check_version(layer)
+    with tempfile.TemporaryDirectory(prefix=f"course-autograder-{layer.name}-") as tmp:
+        b = Path(tmp) / "bundle"
+        _wheelhouse(cal, lower, b / "wheels")
+        (b / "grader").mkdir()
+        for name in ("grading.py", "runner.py", "probe.py"):
+            shutil.copy2(Path(__file__).with_name(name), b / "grader" / name)
+        (b / "grader" / "spec.json").write_text(
+            grade_spec(layer, cal, time_limit).to_json(), "utf-8"
+        )
+        _test_tree(layer, b / "suite", hidden=True)
+        _solution_overlay(layer, b / "solution")
+        project = layer.pyproject()["project"]
+        third = [r for r in project.get("dependencies", []) if not r.startswith("mt-")]
+        test_extra = project.get("optional-dependencies", {}).get(
+            "test", ["pytest>=8", "hypothesis>=6.100"]
+        )
+        reqs = [f"mt-{d}=={cal.layer(d).solution_version}" for d in lower]
+        reqs += ["mt-root", *third, *test_extra]
+        (b / "requirements.txt").write_text("\n".join(reqs) + "\n", "utf-8")
+        imports = "".join(f"; import minitorch.{d}" for d in lower)
+        # Compile the lower layers' Numba kernels now, into their cache in the environment,
+        # not in each task's time limit.
+        warm = (
+            '"$VPY" -m minitorch.fast.diagnostics compile-time >/dev/null\n'
+            if "fast" in lower
+            else ""
+        )
+        fmt = {"package": layer.package, "imports": imports, "warm": warm}
+        for name, text in (("setup.sh", _SETUP_SH), ("run_autograder", _RUN_AUTOGRADER)):
+            (b / name).write_text(text.format(**fmt), "utf-8")
+            (b / name).chmod(0o755)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.unlink(missing_ok=True)
+        _zip_dir(b, out)
+    return out
 
 
 # ---------------------------------------------------------------------------------- weeks
 
 
 def week_plan(number: int, cal: Calendar | None = None) -> dict[str, Any]:
-    """The starters week ``number`` opens and the release tags it pushes."""
+    """The starters week ``number`` opens, its dates and the release tags it pushes."""
     cal = cal or load_calendar()
     w = cal.week(number)
     return {
         "week": w.week,
+        "opens": w.opens.isoformat(),
+        "deadline": w.deadline.isoformat(),
         "starters": list(w.starters),
         "tags": [f"mt-{n}-v{cal.layer(n).solution_version}" for n in w.release_solutions],
     }
+
+
+def week_table(plan: dict[str, Any]) -> str:
+    """``week_plan``'s answer as a small table for people."""
+    rows = [
+        ("week", str(plan["week"])),
+        ("opens", plan["opens"]),
+        ("deadline", plan["deadline"]),
+        ("starters", ", ".join(f"mt-{s}" for s in plan["starters"]) or "(none)"),
+        ("release tags", ", ".join(plan["tags"]) or "(none)"),
+    ]
+    width = max(len(k) for k, _ in rows)
+    return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -678,13 +937,23 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("check", help="generate a starter and prove it right")
     p.add_argument("layers", nargs="*")
     p.add_argument("--all", action="store_true", help="every layer of course.toml")
+    p.add_argument(
+        "--one-task",
+        action="store_true",
+        help="also prove each task's tests fail when only that task is missing",
+    )
     p = sub.add_parser("grade", help="grade a student's directory")
     p.add_argument("dir", type=Path)
     p.add_argument("--layer", required=True)
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--time-limit", type=float, help="seconds per task (course.toml)")
-    p = sub.add_parser("week", help="print the starters and release tags of a week (JSON)")
+    p = sub.add_parser("autograder", help="write a layer's Gradescope autograder bundle")
+    p.add_argument("layer")
+    p.add_argument("--out", type=Path, required=True, help="the zip file to write")
+    p.add_argument("--time-limit", type=float, help="seconds per task (course.toml)")
+    p = sub.add_parser("week", help="print a week's dates, starters and release tags")
     p.add_argument("week", type=int)
+    p.add_argument("--json", action="store_true", help="as JSON (for scripts)")
     p.add_argument("--github-output", type=Path, help="also write them as step outputs")
     args = parser.parse_args(argv)
 
@@ -702,7 +971,7 @@ def main(argv: list[str] | None = None) -> int:
             failed = []
             for name in names:
                 t0 = time.perf_counter()
-                problems = check(name, cal)
+                problems = check(name, cal, one_task=args.one_task)
                 took = time.perf_counter() - t0
                 for prob in problems:
                     print(f"FAIL {name}: {prob}")
@@ -713,21 +982,28 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"course check failed for: {', '.join(failed)}")
             return 1 if failed else 0
         if args.command == "grade":
+            if args.time_limit is not None and args.time_limit <= 0:
+                raise CourseError(f"--time-limit must be positive, got {args.time_limit:g}")
             res = grade(args.dir, args.layer, cal=cal, time_limit=args.time_limit)
             args.out.write_text(json.dumps(res, indent=2) + "\n", "utf-8")
             for t in res["tests"]:
                 print(f"{t['name']}: {t['score']:g}/{t['max_score']:g}")
             print(f"total: {res['score']:g}")
             return 0
+        if args.command == "autograder":
+            zipped = autograder(args.layer, args.out, cal=cal, time_limit=args.time_limit)
+            print(f"wrote {zipped} ({zipped.stat().st_size / 1e6:.1f} MB)")
+            return 0
         plan = week_plan(args.week, cal)
-        print(json.dumps(plan))
+        print(json.dumps(plan) if args.json else week_table(plan))
         if args.github_output:
             with args.github_output.open("a", encoding="utf-8") as f:
                 f.write(f"starters={json.dumps(plan['starters'])}\n")
                 f.write(f"tags={' '.join(plan['tags'])}\n")
         return 0
-    except (CalendarError, CourseError) as e:
-        print(f"error: {e}", file=sys.stderr)
+    except (CalendarError, CourseError, SubmissionError) as e:
+        first, *_ = str(e).splitlines() or [""]
+        print(f"error: {first if isinstance(e, SubmissionError) else e}", file=sys.stderr)
         return 2
 
 

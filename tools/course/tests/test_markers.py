@@ -1,12 +1,13 @@
 """Finding and rendering solution blocks, and reading the calendar."""
 
 import ast
+import json
 import textwrap
 
 import pytest
 import tomllib
 from config import CalendarError, load_calendar
-from course import CourseError, assign, scan_blocks, week_plan
+from course import CourseError, assign, main, scan_blocks, week_plan
 from markers import MarkerError, find_blocks, render
 
 SOURCE = textwrap.dedent(
@@ -107,6 +108,8 @@ def test_calendar_of_the_repository_is_consistent():
     cal = load_calendar()
     assert week_plan(2, cal) == {
         "week": 2,
+        "opens": cal.week(2).opens.isoformat(),
+        "deadline": cal.week(2).deadline.isoformat(),
         "starters": ["autodiff"],
         "tags": [f"mt-operators-v{cal.layer('operators').solution_version}"],
     }
@@ -116,6 +119,20 @@ def test_calendar_of_the_repository_is_consistent():
         layer = cal.layer(name)
         tasks = {b.task for blocks in scan_blocks(layer).values() for b in blocks}
         assert tasks == set(layer.task_ids)
+
+
+def test_week_prints_a_table_by_default_and_json_when_asked(capsys):
+    cal = load_calendar()
+    assert main(["week", "2"]) == 0
+    table = capsys.readouterr().out
+    assert "deadline" in table
+    assert cal.week(2).deadline.isoformat() in table
+    assert "mt-autodiff" in table
+    assert "{" not in table
+    assert main(["week", "2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == week_plan(2, cal)
+    assert main(["week", "99"]) == 2
+    assert capsys.readouterr().err.strip() == "error: course.toml has no week 99"
 
 
 def test_calendar_refuses_a_solution_released_before_its_deadline(tmp_path):
@@ -151,6 +168,20 @@ def test_assign_writes_a_complete_starter(tmp_path):
     assert f"mt-operators=={cal.layer('operators').solution_version}" in project["dependencies"]
     readme = (out / "README.md").read_text()
     workflow = (out / ".github/workflows/tests.yml").read_text()
+    # The lower layers' solution wheels (and mt-root's) come with the starter.
+    wheels = sorted(w.name.split("-")[0] for w in (out / "wheels").glob("*.whl"))
+    assert wheels == ["mt_operators", "mt_root"]
+    assert 'python -m pip install --find-links wheels -e ".[test]"' in readme
+    assert 'python -m pip install --find-links wheels -e ".[test]"' in workflow
+    # Task 1.5's training script, its network stubbed, with the helpers it imports.
+    script = (out / "mt_examples/train_scalar.py").read_text()
+    assert 'NotImplementedError("Task 1.5: implement Network.logit")' in script
+    assert "SOLUTION" not in script
+    assert {"support.py", "toy.py", "__init__.py"} <= {
+        f.name for f in (out / "mt_examples").iterdir()
+    }
+    assert (out / "train_scalar.py").is_file()
+    assert "python train_scalar.py --help" in readme
     for task in layer.task_ids:
         assert f"`pytest -m {task}`" in readme
         assert f"python -m pytest -m {task}" in workflow
@@ -190,3 +221,21 @@ def test_training_scripts_mark_their_task_only():
         out = render(source, blocks)
         ast.parse(out)
         assert "SOLUTION" not in out
+
+
+def test_the_graded_package_gets_the_layers_entry_points(tmp_path):
+    import importlib.metadata
+
+    from course import grade_spec
+    from grading import register
+
+    cal = load_calendar()
+    layer = cal.layer("fast")
+    register(tmp_path, grade_spec(layer, cal))
+    [dist] = importlib.metadata.distributions(path=[str(tmp_path)])
+    assert dist.metadata["Name"] == "mt-fast"
+    declared = layer.pyproject()["project"]["entry-points"]
+    assert declared
+    assert {(ep.group, ep.name, ep.value) for ep in dist.entry_points} == {
+        (g, n, v) for g, entries in declared.items() for n, v in entries.items()
+    }

@@ -1,0 +1,205 @@
+"""The Gradescope bundle (`course autograder`), run as the service runs it, offline.
+
+A temporary directory stands in for ``/autograder``: the bundle is unzipped into
+``source/``, ``setup.sh`` builds the environment (the third-party packages come from this
+environment's site-packages, the lower layers from the bundle's wheels, no index), and
+``run_autograder`` grades ``submission/`` into ``results/results.json``. One setup per
+layer serves every submission.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from pathlib import Path
+
+import pytest
+from config import load_calendar
+from course import assign, autograder, main
+
+pytestmark = pytest.mark.packaging
+
+CAL = load_calendar()
+
+
+def by_task(result):
+    """Score and maximum of each task (its public and hidden entries added up)."""
+    out: dict[str, list[float]] = {}
+    for t in result["tests"]:
+        s = out.setdefault(t["number"], [0.0, 0.0])
+        s[0] += t["score"]
+        s[1] += t["max_score"]
+    return {n: (round(s, 2), round(m, 2)) for n, (s, m) in out.items()}
+
+
+class Service:
+    """A stand-in for the grading service's /autograder, with the bundle set up."""
+
+    def __init__(self, root: Path, layer: str) -> None:
+        self.root = root
+        self.layer = CAL.layer(layer)
+        bundle = autograder(layer, root / "autograder.zip", cal=CAL)
+        with zipfile.ZipFile(bundle) as z:
+            z.extractall(root / "source")
+        for name in ("setup.sh", "run_autograder"):
+            info = zipfile.ZipFile(bundle).getinfo(name)
+            assert info.external_attr >> 16 & 0o111, f"{name} is not executable in the zip"
+            (root / "source" / name).chmod(0o755)
+        shutil.copy2(root / "source" / "run_autograder", root / "run_autograder")
+        env = self.env()
+        env["COURSE_PYTHON"] = sys.executable
+        env["COURSE_AUTOGRADER_SITE"] = sysconfig.get_paths()["purelib"]
+        proc = subprocess.run(
+            ["bash", "source/setup.sh"], cwd=root, env=env, capture_output=True, text=True
+        )
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+
+    def env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "PYTHON"))}
+        # Offline, and no pip configuration of this machine (extra indexes, find-links).
+        env.update(AUTOGRADER_ROOT=str(self.root), PIP_NO_INDEX="1", PIP_CONFIG_FILE=os.devnull)
+        return env
+
+    def grade(self, submission: Path) -> dict:
+        """Put ``submission`` (a folder or a zip) where the service does and grade it."""
+        target = self.root / "submission"
+        shutil.rmtree(target, ignore_errors=True)
+        shutil.rmtree(self.root / "results", ignore_errors=True)
+        if submission.is_dir():
+            shutil.copytree(submission, target)
+        else:
+            target.mkdir()
+            shutil.copy2(submission, target)
+        proc = subprocess.run(
+            [str(self.root / "run_autograder")],
+            cwd=self.root,
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            timeout=1800,
+        )
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+        return json.loads((self.root / "results" / "results.json").read_text())
+
+    def full(self) -> dict[str, tuple[float, float]]:
+        return {t.id[4:].replace("_", "."): (t.points, t.points) for t in self.layer.tasks}
+
+    def only(self, task: str) -> dict[str, tuple[float, float]]:
+        return {
+            t.id[4:].replace("_", "."): (t.points if t.id == task else 0.0, t.points)
+            for t in self.layer.tasks
+        }
+
+
+@pytest.fixture(scope="module")
+def operators(tmp_path_factory):
+    return Service(tmp_path_factory.mktemp("autograder-operators"), "operators")
+
+
+@pytest.fixture(scope="module")
+def tensor(tmp_path_factory):
+    return Service(tmp_path_factory.mktemp("autograder-tensor"), "tensor")
+
+
+def test_bundle_holds_what_the_service_needs(operators):
+    names = set(zipfile.ZipFile(operators.root / "autograder.zip").namelist())
+    assert {"setup.sh", "run_autograder", "requirements.txt", "grader/grading.py"} <= names
+    assert any(n.startswith("suite/hidden/") for n in names)
+    assert any(n.startswith("wheels/mt_root-") for n in names)
+
+
+def test_solution_gets_full_marks_with_hidden_entries_after_publication(operators, tmp_path):
+    assign("operators", tmp_path / "s", keep=frozenset(operators.layer.task_ids), cal=CAL)
+    res = operators.grade(tmp_path / "s")
+    assert by_task(res) == operators.full()
+    assert res["score"] == sum(t.points for t in operators.layer.tasks)
+    hidden = [t for t in res["tests"] if t["name"].endswith("(hidden tests)")]
+    assert hidden, "operators has hidden tests: they get entries of their own"
+    assert {t["visibility"] for t in hidden} == {"after_published"}
+    assert {t["visibility"] for t in res["tests"] if t not in hidden} == {"visible"}
+
+
+def test_untouched_starter_gets_zero_and_is_told_which_tests_fail(operators, tmp_path):
+    assign("operators", tmp_path / "s", cal=CAL, wheels=False)
+    res = operators.grade(tmp_path / "s")
+    assert res["score"] == 0.0
+    assert {s for s, _ in by_task(res).values()} == {0.0}
+    public = [t for t in res["tests"] if t["visibility"] == "visible"]
+    for t in public:
+        assert "FAILED tests/" in t["output"]
+        assert "NotImplementedError: Task 0." in t["output"]
+    hidden = [t for t in res["tests"] if t["visibility"] == "after_published"]
+    assert all("FAILED hidden/" in t["output"] for t in hidden)
+
+
+# Every task reaches its points on its own: task 0.3's list helpers call task 0.1's
+# operators, which the grader takes from the solution while it grades task 0.3.
+@pytest.mark.parametrize("task", CAL.layer("operators").task_ids)
+def test_one_task_submission_gets_exactly_its_points(operators, tmp_path, task):
+    assign("operators", tmp_path / "s", keep=frozenset({task}), cal=CAL, wheels=False)
+    assert by_task(operators.grade(tmp_path / "s")) == operators.only(task)
+
+
+def test_a_zip_of_the_starter_folder_is_graded_like_the_folder(operators, tmp_path):
+    assign("operators", tmp_path / "mt-operators", keep=frozenset({"task0_4"}), cal=CAL)
+    archive = shutil.make_archive(str(tmp_path / "upload"), "zip", tmp_path, "mt-operators")
+    assert by_task(operators.grade(Path(archive))) == operators.only("task0_4")
+
+
+def test_a_submission_that_does_not_import_gets_zero_saying_why(operators, tmp_path):
+    assign("operators", tmp_path / "s", keep=frozenset(operators.layer.task_ids), cal=CAL)
+    scalar = tmp_path / "s/src/minitorch/operators/scalar.py"
+    scalar.write_text(scalar.read_text() + "\ndef broken(:\n")
+    res = operators.grade(tmp_path / "s")
+    assert res["score"] == 0.0
+    assert "does not import" in res["output"]
+    assert "SyntaxError" in res["output"]
+
+
+def test_an_empty_submission_gets_zero_saying_why(operators, tmp_path):
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "notes.txt").write_text("I ran out of time\n")
+    res = operators.grade(tmp_path / "s")
+    assert res["score"] == 0.0
+    assert "holds no src/minitorch/operators/" in res["output"]
+
+
+# mt-tensor (module 2): three lower layers from the bundle's wheels, numpy.
+
+
+def test_tensor_solution_full_marks_and_starter_zero(tensor, tmp_path):
+    assign("tensor", tmp_path / "solution", keep=frozenset(tensor.layer.task_ids), cal=CAL)
+    assert by_task(tensor.grade(tmp_path / "solution")) == tensor.full()
+    assign("tensor", tmp_path / "starter", cal=CAL, wheels=False)
+    res = tensor.grade(tmp_path / "starter")
+    assert res["score"] == 0.0
+    assert all("NotImplementedError" in t["output"] for t in res["tests"])
+
+
+@pytest.mark.parametrize("task", CAL.layer("tensor").task_ids)
+def test_tensor_one_task_submission_gets_exactly_its_points(tensor, tmp_path, task):
+    assign("tensor", tmp_path / "s", keep=frozenset({task}), cal=CAL, wheels=False)
+    assert by_task(tensor.grade(tmp_path / "s")) == tensor.only(task)
+
+
+def test_a_bug_in_one_task_costs_only_that_task(operators, tmp_path):
+    assign("operators", tmp_path / "s", keep=frozenset(operators.layer.task_ids), cal=CAL)
+    scalar = tmp_path / "s/src/minitorch/operators/scalar.py"
+    text = scalar.read_text()
+    assert text.count("    return -x\n") == 1
+    scalar.write_text(text.replace("    return -x\n", "    return x\n"))  # neg is wrong
+    got = by_task(operators.grade(tmp_path / "s"))
+    assert got["0.1"][0] < got["0.1"][1]
+    assert got["0.3"] == operators.full()["0.3"]  # neg_list is graded with a right neg
+    assert got["0.4"] == operators.full()["0.4"]
+
+
+def test_command_line_writes_the_zip(tmp_path, capsys):
+    assert main(["autograder", "operators", "--out", str(tmp_path / "ag.zip")]) == 0
+    assert zipfile.is_zipfile(tmp_path / "ag.zip")
+    assert "wrote" in capsys.readouterr().out
+    assert main(["autograder", "operators", "--out", str(tmp_path / "ag.tar")]) == 2
+    assert "must name a .zip file" in capsys.readouterr().err
