@@ -1,3 +1,3 @@
 """Version of mt-root (read by hatchling)."""
 
-__version__ = "0.1.0"
+__version__ = "0.1.1"
