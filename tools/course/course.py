@@ -844,8 +844,8 @@ def autograder(
     The bundle holds ``setup.sh`` (a virtual environment with the lower layers' solution
     wheels, from ``wheels/``, and the third-party packages of ``requirements.txt``),
     ``run_autograder`` (grades ``/autograder/submission``), the grading code
-    (``grader/``: this tool's ``grading.py``, ``runner.py``, ``probe.py`` and the layer's
-    ``spec.json``) and the layer's public and hidden tests (``suite/``).
+    (``grader/``: this tool's ``grading.py``, ``markers.py``, ``runner.py``, ``probe.py`` and
+    the layer's ``spec.json``) and the layer's public and hidden tests (``suite/``).
 
     Raises:
         CourseError: if ``out`` is not a ``.zip`` path, or the checkout's versions disagree
@@ -861,7 +861,7 @@ def autograder(
         b = Path(tmp) / "bundle"
         _wheelhouse(cal, lower, b / "wheels")
         (b / "grader").mkdir()
-        for name in ("grading.py", "runner.py", "probe.py"):
+        for name in ("grading.py", "markers.py", "runner.py", "probe.py"):
             shutil.copy2(Path(__file__).with_name(name), b / "grader" / name)
         (b / "grader" / "spec.json").write_text(
             grade_spec(layer, cal, time_limit).to_json(), "utf-8"

@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from markers import qualnames
 from runner import Run, run_pytest
 
 __all__ = ["GradeSpec", "SubmissionError", "find_package", "grade_tasks", "main"]
@@ -172,18 +173,9 @@ def function_spans(source: str) -> dict[str, tuple[int, int]]:
     The first line is that of its first decorator, if any.
     """
     spans: dict[str, tuple[int, int]] = {}
-    stack: list[tuple[ast.AST, str]] = [(ast.parse(source), "")]
-    while stack:
-        node, prefix = stack.pop()
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                name = f"{prefix}{child.name}"
-                if not isinstance(child, ast.ClassDef):
-                    first = min([child.lineno, *(d.lineno for d in child.decorator_list)])
-                    spans[name] = (first, child.end_lineno or child.lineno)
-                stack.append((child, name + "."))
-            else:
-                stack.append((child, prefix))
+    for fn, name in qualnames(ast.parse(source)):
+        first = min([fn.lineno, *(d.lineno for d in fn.decorator_list)])
+        spans[name] = (first, fn.end_lineno or fn.lineno)
     return spans
 
 

@@ -50,7 +50,7 @@ def task_number(task: str) -> str:
     return task.removeprefix("task").replace("_", ".")
 
 
-def _qualnames(tree: ast.Module) -> list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str]]:
+def qualnames(tree: ast.Module) -> list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str]]:
     """Every function of ``tree`` with its dotted name (``Module.train``, ``map.apply``)."""
     out: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str]] = []
     stack: list[tuple[ast.AST, str]] = [(tree, "")]
@@ -121,7 +121,7 @@ def find_blocks(source: str, filename: str = "<source>") -> list[Block]:
     if not pairs:
         return []
     tree = ast.parse(source, filename)
-    functions = _qualnames(tree)
+    functions = qualnames(tree)
     statements = [n for n in ast.walk(tree) if isinstance(n, ast.stmt)]
     lines = source.splitlines()
     blocks = []

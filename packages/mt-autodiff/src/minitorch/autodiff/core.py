@@ -114,18 +114,31 @@ class GraphNode:
 
     A subclass (``Scalar``, ``Tensor``) keeps in ``history`` either None (a constant) or an
     object with ``last_fn`` (None for a leaf), ``ctx`` and ``inputs``;
-    ``last_fn.derivatives(ctx, d_output)`` returns one derivative per input, as a tuple.
-    The subclass adds ``chain_rule`` (what to do with each input's derivative) and
-    ``accumulate_derivative``.
+    ``last_fn.derivatives(ctx, d_output)`` returns one derivative per input, as a tuple,
+    and a slot ``_name`` behind ``name``. The subclass adds ``chain_rule`` (what to do with
+    each input's derivative) and ``accumulate_derivative``.
     """
 
     __slots__ = ()
     history: Any
+    _name: str | None
 
     @property
     def unique_id(self) -> int:
         """Identity of this value (``id``), unique among live objects."""
         return id(self)
+
+    @property
+    def name(self) -> str:
+        """The label given at creation, else the value's unique id as a string.
+
+        The course's default: its graph drawings label every node by name.
+        """
+        return self._name if self._name is not None else str(self.unique_id)
+
+    @name.setter
+    def name(self, value: str | None) -> None:
+        self._name = value  # type: ignore[misc]  # the subclass declares the slot
 
     def is_leaf(self) -> bool:
         """True for a value created by the user that wants a derivative."""

@@ -120,15 +120,6 @@ class Scalar(GraphNode):
         self._name = name
 
     @property
-    def name(self) -> str:
-        """The label given at creation, else this Scalar's unique id as a string."""
-        return self._name if self._name is not None else str(self.unique_id)
-
-    @name.setter
-    def name(self, value: str | None) -> None:
-        self._name = value
-
-    @property
     def grad(self) -> float | None:
         """The accumulated derivative (``derivative``, under PyTorch's name)."""
         return self.derivative

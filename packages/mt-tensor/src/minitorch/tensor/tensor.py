@@ -157,15 +157,6 @@ class Tensor(GraphNode):
             storage = ops.storage_from_numpy(v.storage)
             self._tensor = TensorData(storage, v.shape, v.strides)
 
-    @property
-    def name(self) -> str:
-        """The label given at creation, else this tensor's unique id as a string."""
-        return self._name if self._name is not None else str(self.unique_id)
-
-    @name.setter
-    def name(self, value: str | None) -> None:
-        self._name = value
-
     # ------------------------------------------------------------------ construction
     @staticmethod
     def make(
