@@ -389,6 +389,8 @@ class Tensor(GraphNode):
         return GT.apply(self, self._ensure_tensor(b))
 
     def __eq__(self, b: object) -> Tensor:  # type: ignore[override]
+        if isinstance(b, np.ndarray):  # not False by identity: refused like t + array
+            self._ensure_tensor(b)  # type: ignore[arg-type]
         if not isinstance(b, (Tensor, numbers.Real)):
             return NotImplemented
         return EQ.apply(self, self._ensure_tensor(b))

@@ -38,6 +38,8 @@ from .tensor_data import IndexingError, broadcasts_to
 from .tensor_ops import SimpleBackend, SimpleOps, TensorBackend
 
 __all__ = [
+    "ARITHMETIC",
+    "COMPARISONS",
     "BackendSuite",
     "assert_close",
     "broadcastable_shapes",
@@ -165,6 +167,17 @@ def shaped_pairs(
     a = draw(tensors(backend, shape_a, elements=elements, permuted=permuted))
     b = draw(tensors(backend, shape_b, elements=elements, permuted=permuted))
     return a, b
+
+
+ARITHMETIC: tuple[Callable[[Any, Any], Any], ...] = (
+    operator.add,
+    operator.sub,
+    operator.mul,
+    operator.truediv,
+)
+"""The elementwise arithmetic operators every error-contract test runs."""
+COMPARISONS: tuple[Callable[[Any, Any], Any], ...] = (operator.lt, operator.gt, operator.eq)
+"""The elementwise comparison operators."""
 
 
 def assert_close(got: Tensor | Array, expected: npt.ArrayLike, tol: float = 1e-6) -> None:
@@ -719,13 +732,8 @@ class BackendSuite:
         b = self.draw_tensor(data, shape_b, label="b")
         before = a.to_numpy().copy()
         ops: list[Callable[[Tensor, Tensor], Any]] = [
-            operator.add,
-            operator.sub,
-            operator.mul,
-            operator.truediv,
-            operator.lt,
-            operator.gt,
-            operator.eq,
+            *ARITHMETIC,
+            *COMPARISONS,
             self.backend.add_zip,
             self.backend.mul_zip,
         ]
@@ -863,13 +871,7 @@ class BackendSuite:
         other = data.draw(
             st.sampled_from(["a", None, 1j, [1.0], np.array([1.0 + 1j])]), label="operand"
         )
-        ops: list[Callable[[Any, Any], Any]] = [
-            operator.add,
-            operator.sub,
-            operator.mul,
-            operator.truediv,
-            operator.matmul,
-        ]
+        ops: list[Callable[[Any, Any], Any]] = [*ARITHMETIC, operator.matmul]
         for op in ops:
             with pytest.raises(TypeError):
                 op(t, other)
@@ -948,15 +950,7 @@ class BackendSuite:
             label="array",
         )
         before = t.to_numpy().copy()
-        ops: list[Callable[[Any, Any], Any]] = [
-            operator.add,
-            operator.sub,
-            operator.mul,
-            operator.truediv,
-            operator.matmul,
-            operator.lt,
-            operator.gt,
-        ]
+        ops: list[Callable[[Any, Any], Any]] = [*ARITHMETIC, operator.matmul, *COMPARISONS]
         for op in ops:
             for left, right in ((t, arr), (arr, t)):
                 with pytest.raises(TypeError, match="ndarray") as err:
