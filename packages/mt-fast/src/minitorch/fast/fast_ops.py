@@ -32,15 +32,26 @@ def _deferred(ops: type[FastOps], factory: str, fn: Any, work_arg: int) -> Calla
     """A kernel launcher that builds ``ops``' kernel ``factory(fn)`` on its first call.
 
     ``work_arg`` is the argument whose length is the launch's work (see ``runtime.run``).
+    Work below ``runtime.GRAIN`` calls a ``Kernel``'s serial twin directly: on a 1-element
+    tensor the launch is most of an operation's time.
     """
+    serial: Callable[..., None] | None = None
     launch: Callable[..., None] | None = None
+    grain = 0
 
     def call(*args: Any) -> None:
-        nonlocal launch
+        nonlocal serial, launch, grain
         if launch is None:
             module = ops.kernel_module()
-            launch = functools.partial(module.run, getattr(module, factory)(fn))
-        launch(len(args[work_arg]), *args)
+            kernel = getattr(module, factory)(fn)
+            launch = functools.partial(module.run, kernel)
+            serial = getattr(kernel, "serial", None)
+            grain = _kernel_module("runtime").GRAIN if serial is not None else 0
+        work = len(args[work_arg])
+        if work < grain:
+            serial(*args)  # type: ignore[misc]
+        else:
+            launch(work, *args)
 
     return call
 

@@ -4,10 +4,12 @@ They compute what the course's kernels in ``plain`` compute, with fast paths: st
 map and zip without index arithmetic, glibc's vector ``exp`` for ``exp`` and ``sigmoid``
 (``vecmath``), reductions unrolled into eight partial folds or split into blocks of whole
 rows, and a packed, tiled, register-blocked matrix multiply. Every kernel takes
-``(storage, shape, strides)`` triples, as the backend protocol of mt-tensor defines them,
-and reuses mt-tensor's index helpers compiled by Numba. The outer loop of each kernel is a
-``prange`` over independent pieces of the output; each iteration allocates its own index
-buffers, so threads share nothing but the output positions they own. Each kernel is compiled
+``(storage, shape, strides)`` triples, as the backend protocol of mt-tensor defines them.
+Where the course's kernels fill index buffers with mt-tensor's index helpers, these find a
+storage position in scalar arithmetic (``_position``), so small tensors allocate nothing;
+short inner dimensions of a matrix product skip packing (``_matmul_rows``). The outer loop
+of each kernel is a ``prange`` over independent pieces of the output, so threads share
+nothing but the output positions they own. Each kernel is compiled
 twice from one source (``runtime.twin``): with ``prange`` for large work and with ``range``
 for small work, which then costs a function call rather than a parallel launch. Kernels are
 cached on disk (``cache=True``); see ``_cache`` for how a change to an operator or an index
@@ -24,15 +26,10 @@ from numba import njit, prange
 from numba.extending import register_jitable
 
 from minitorch.operators import add
-from minitorch.tensor import (
-    broadcast_index,
-    index_to_position,
-    is_contiguous_layout,
-    to_index,
-)
+from minitorch.tensor import index_to_position, is_contiguous_layout
 
 from . import _cache, vecmath
-from .runtime import Kernel, jit_scalar, run, twin
+from .runtime import GRAIN, Kernel, jit_scalar, run, twin
 
 __all__ = ["KERNELS", "PARALLEL", "make_map", "make_reduce", "make_zip", "matmul", "run"]
 
@@ -80,6 +77,27 @@ def _last(shape: Any, strides: Any) -> tuple[int, int]:
     return n, (strides[len(shape) - 1] if n > 1 else 0)
 
 
+@register_jitable
+def _position(ordinal: int, out_shape: Any, shape: Any, strides: Any) -> int:
+    """Storage position, in a tensor of ``shape`` and ``strides`` broadcast to ``out_shape``,
+    of the output element with row-major ``ordinal``.
+
+    ``to_index``, ``broadcast_index`` and ``index_to_position`` in scalar arithmetic: no
+    index buffer to allocate, which on small tensors costs more than the loop it feeds.
+    """
+    ordinal = np.int64(ordinal)  # a prange index may be unsigned: keep the arithmetic signed
+    position = np.int64(0)
+    offset = len(out_shape) - len(shape)
+    for d in range(len(out_shape) - 1, -1, -1):
+        size = out_shape[d]
+        i = ordinal % size
+        ordinal //= size
+        e = d - offset
+        if e >= 0 and shape[e] != 1:
+            position += i * strides[e]
+    return position
+
+
 def make_map(fn: Callable[[float], float]) -> Kernel:
     """Return the kernel pair ``out = fn(in)`` with ``in`` broadcast to ``out``.
 
@@ -114,12 +132,8 @@ def make_map(fn: Callable[[float], float]) -> Kernel:
                 row, out_step = _last(out_shape, out_strides)
                 _, in_step = _last(in_shape, in_strides)
                 for r in loop(size // row):
-                    out_index = np.empty(len(out_shape), np.int64)
-                    in_index = np.empty(len(in_shape), np.int64)
-                    to_index(r * row, out_shape, out_index)
-                    broadcast_index(out_index, out_shape, in_shape, in_index)
-                    o = index_to_position(out_index, out_strides)
-                    j = index_to_position(in_index, in_strides)
+                    o = _position(r * row, out_shape, out_shape, out_strides)
+                    j = _position(r * row, out_shape, in_shape, in_strides)
                     for k in range(row):
                         out[o + k * out_step] = fn(in_storage[j + k * in_step])
 
@@ -150,15 +164,9 @@ def make_zip(fn: Callable[[float, float], float]) -> Kernel:
                 _, a_step = _last(a_shape, a_strides)
                 _, b_step = _last(b_shape, b_strides)
                 for r in loop(size // row):
-                    out_index = np.empty(len(out_shape), np.int64)
-                    a_index = np.empty(len(a_shape), np.int64)
-                    b_index = np.empty(len(b_shape), np.int64)
-                    to_index(r * row, out_shape, out_index)
-                    broadcast_index(out_index, out_shape, a_shape, a_index)
-                    broadcast_index(out_index, out_shape, b_shape, b_index)
-                    o = index_to_position(out_index, out_strides)
-                    ja = index_to_position(a_index, a_strides)
-                    jb = index_to_position(b_index, b_strides)
+                    o = _position(r * row, out_shape, out_shape, out_strides)
+                    ja = _position(r * row, out_shape, a_shape, a_strides)
+                    jb = _position(r * row, out_shape, b_shape, b_strides)
                     for k in range(row):
                         out[o + k * out_step] = fn(a[ja + k * a_step], b[jb + k * b_step])
 
@@ -196,15 +204,12 @@ def make_reduce(fn: Callable[[float, float], float]) -> Kernel:
             elif n == 0:
                 # Nothing to fold: every output is the start value (``sum`` 0, ``max`` -inf).
                 for i in loop(size):
-                    index = np.empty(nd, np.int64)
-                    to_index(i, out_shape, index)
-                    out[index_to_position(index, out_strides)] = start
+                    out[_position(i, out_shape, out_shape, out_strides)] = start
             elif dim == nd - 1 or row == 1:
                 for i in loop(size):
-                    index = np.empty(nd, np.int64)
-                    to_index(i, out_shape, index)
-                    o = index_to_position(index, out_strides)
-                    j = index_to_position(index, a_strides)
+                    # The reduced dimension has size 1 in the output: index 0 in ``a``.
+                    o = _position(i, out_shape, out_shape, out_strides)
+                    j = _position(i, out_shape, a_shape, a_strides)
                     k = 0
                     acc = start
                     if step == 1 and n >= 16:
@@ -237,9 +242,7 @@ def make_reduce(fn: Callable[[float, float], float]) -> Kernel:
                 for t in loop(outer * blocks):
                     k0 = (t % blocks) * per
                     k1 = min(n, k0 + per)
-                    index = np.empty(nd, np.int64)
-                    to_index((t // blocks) * row, out_shape, index)
-                    j = index_to_position(index, a_strides)
+                    j = _position((t // blocks) * row, out_shape, a_shape, a_strides)
                     p = t * row
                     if a_step == 1:
                         # Slices first: indexing ``x[c]`` with a range index skips Numba's
@@ -260,9 +263,7 @@ def make_reduce(fn: Callable[[float, float], float]) -> Kernel:
                             for c in range(row):
                                 partial[p + c] = fn(partial[p + c], a[base + c * a_step])
                 for r in loop(outer):
-                    index = np.empty(nd, np.int64)
-                    to_index(r * row, out_shape, index)
-                    o = index_to_position(index, out_strides)
+                    o = _position(r * row, out_shape, out_shape, out_strides)
                     acc = np.full(row, start, np.float64)
                     for b in range(blocks):
                         p = (r * blocks + b) * row
@@ -420,6 +421,55 @@ def _build_matmul_tiles(loop: Any) -> Any:
 _MATMUL_TILES = twin(_build_matmul_tiles)
 
 
+def _build_matmul_rows(loop: Any) -> Any:
+    @njit(parallel=loop is prange, fastmath=_FAST, cache=True)
+    def _matmul_rows(out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides):  # type: ignore[no-untyped-def]
+        """``out[n] = a[n or 0] @ b[n or 0]`` read in place, one output row per task.
+
+        For short inner dimensions and small products, where packing and tiling cost more
+        than the multiply-adds. When rows of ``b`` and ``out`` have unit stride, each output
+        row is a sum of rows of ``b`` scaled by ``a[i, k]`` (a loop LLVM vectorises);
+        otherwise each output element is one dot product over k.
+        """
+        batches, rows, cols = out_shape[0], out_shape[1], out_shape[2]
+        inner = a_shape[2]
+        a_b = a_strides[0] if a_shape[0] > 1 else 0
+        b_b = b_strides[0] if b_shape[0] > 1 else 0
+        a_i, a_k = a_strides[1], a_strides[2]
+        b_k, b_j = b_strides[1], b_strides[2]
+        o_b, o_i, o_j = out_strides[0], out_strides[1], out_strides[2]
+        by_rows = b_j == 1 and o_j == 1 and cols >= 4
+        for t in loop(batches * rows):
+            n = t // rows
+            i = t % rows
+            a0 = n * a_b + i * a_i
+            o0 = n * o_b + i * o_i
+            if by_rows:
+                row = out[o0 : o0 + cols]
+                row[:] = 0.0
+                for k in range(inner):
+                    x = a[a0 + k * a_k]
+                    b0 = n * b_b + k * b_k
+                    b_row = b[b0 : b0 + cols]
+                    for j in range(cols):
+                        row[j] += x * b_row[j]
+            else:
+                for j in range(cols):
+                    b0 = n * b_b + j * b_j
+                    acc = 0.0
+                    for k in range(inner):
+                        acc += a[a0 + k * a_k] * b[b0 + k * b_k]
+                    out[o0 + j * o_j] = acc
+
+    return _matmul_rows
+
+
+_MATMUL_ROWS = twin(_build_matmul_rows)
+
+_ROWS_MAX_INNER = 16
+"""Inner dimensions up to this run ``_matmul_rows`` (packing would cost more than it saves)."""
+
+
 def _k_major(
     x: Any, batches: int, count: int, inner: int, strides: tuple[int, int, int]
 ) -> tuple[Any, int, int]:
@@ -462,10 +512,15 @@ def matmul(
 ) -> None:
     """``out[n] = a[n or 0] @ b[n or 0]`` over 3-D strided operands (batch size 1 broadcasts).
 
-    Packs an operand only when it is not k-major already, then runs the tiled kernel, on
-    one thread when the product is small (see ``run``).
+    Short inner dimensions and small products run ``_matmul_rows`` on the operands as they
+    are. Otherwise an operand is packed when it is not k-major already, and the tiled
+    kernel runs; on one thread when the product is small (see ``run``).
     """
     batches, rows, cols, inner = (int(d) for d in (*out_shape, a_shape[2]))
+    work = batches * rows * cols * inner
+    if inner <= _ROWS_MAX_INNER or work < GRAIN:
+        run(_MATMUL_ROWS, work, out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides)  # fmt: skip
+        return
     a_k, a_batch, a_row = _k_major(
         a, int(a_shape[0]), rows, inner, (a_strides[0], a_strides[1], a_strides[2])
     )
@@ -483,4 +538,5 @@ def matmul(
 
 
 _register("matmul", _MATMUL_TILES)
+_register("matmul.rows", _MATMUL_ROWS)
 _register("matmul.pack", _PACK_K_MAJOR)

@@ -17,6 +17,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
+import numpy as np
+
 from minitorch.autodiff import Context, GraphNode, is_grad_enabled, no_grad
 
 from .tensor_data import TensorData
@@ -88,12 +90,14 @@ class History:
 
 def _like(t: Tensor, td: TensorData) -> Tensor:
     """A constant tensor (of ``t``'s class) over ``td``, a view of ``t``'s storage."""
-    return type(t)(td, backend=t.backend)
+    return type(t)._constant(td, t.backend)
 
 
 def _const(like: Tensor, value: float) -> Tensor:
     """A one-element constant on ``like``'s backend (it broadcasts against anything)."""
-    return like.make([value], (1,), backend=like.backend)
+    backend = like.backend
+    storage = backend.ops.storage_from_numpy(np.full(1, value))
+    return type(like)._constant(TensorData._fresh(storage, (1,), 1), backend)
 
 
 class Function:
@@ -127,29 +131,39 @@ class Function:
         Without a gradient to record (constant inputs, or inside ``no_grad()``), ``forward``
         gets a shared context that keeps nothing, and no ``History`` is made.
         """
-        tensors = [v for v in vals if isinstance(v, GraphNode)]
+        tensors: list[Any] = []
+        first: Any = None
+        need_grad = False
+        for v in vals:
+            if not isinstance(v, GraphNode):
+                continue  # a dim, shape or order
+            tensors.append(v)
+            if v.history is not None:
+                need_grad = True
+            backend = getattr(v, "backend", None)
+            if backend is first:
+                continue  # the common case: the first tensor's backend object
+            if not isinstance(backend, TensorBackend):
+                raise TypeError(f"{cls.__name__}.apply takes Tensors, got {type(v).__name__}")
+            if first is None:
+                first = backend
+            else:
+                check_same_device(cls.__name__, first, backend)
         if not tensors:
             raise TypeError(f"{cls.__name__}.apply needs at least one Tensor argument")
-        first: Any = getattr(tensors[0], "backend", None)
-        need_grad = False
-        for t in tensors:
-            need_grad = need_grad or t.history is not None
-            backend = getattr(t, "backend", None)
-            if backend is first and backend is not None:
-                continue  # the common case: the same backend object
-            if not isinstance(backend, TensorBackend):
-                raise TypeError(f"{cls.__name__}.apply takes Tensors, got {type(t).__name__}")
-            check_same_device(cls.__name__, first, backend)
         if not (need_grad and is_grad_enabled()):
             return cls.forward(_NO_GRAD_CONTEXT, *vals)
         ctx = Context()
-        with no_grad():
+        with _NO_GRAD:
             out = cls.forward(ctx, *vals)
         saved_tensors = [v for v in ctx.saved_values if isinstance(v, GraphNode)]
         saved = [(t, t.version) for t in cast("list[Tensor]", saved_tensors)]
         out.history = History(cls, ctx, cast("list[Tensor]", tensors), saved)
         return out
 
+
+_NO_GRAD = no_grad()
+"""The block around a recording ``forward`` (one object: ``no_grad`` keeps its state per thread)."""
 
 _NO_GRAD_CONTEXT = Context(no_grad=True)
 """The context of every forward that records nothing: ``save_for_backward`` keeps nothing."""

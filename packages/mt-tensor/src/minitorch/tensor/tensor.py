@@ -158,6 +158,20 @@ class Tensor(GraphNode):
             self._tensor = TensorData(storage, v.shape, v.strides)
 
     # ------------------------------------------------------------------ construction
+    @classmethod
+    def _constant(cls, td: TensorData, backend: TensorBackend) -> Tensor:
+        """A constant tensor over ``td``, whose storage ``backend``'s kernels wrote.
+
+        What ``__init__`` does without its checks, for the outputs of tensor operations.
+        """
+        t = object.__new__(cls)
+        t._tensor = td
+        t.history = None
+        t.backend = backend
+        t.grad = None
+        t._name = None
+        return t
+
     @staticmethod
     def make(
         storage: Storage | Sequence[float],
@@ -218,7 +232,8 @@ class Tensor(GraphNode):
     @property
     def version(self) -> int:
         """How many in-place writes this tensor's storage has seen (shared with its views)."""
-        return self._tensor.version.value
+        counter = self._tensor._version  # made on the first in-place write or view
+        return 0 if counter is None else counter.value
 
     @property
     def size(self) -> NumelSize:

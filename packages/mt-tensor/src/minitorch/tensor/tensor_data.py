@@ -243,6 +243,28 @@ def _row_major_arrays(shape: tuple[int, ...]) -> builtins.tuple[Shape, Strides]:
     return np.array(shape, np.int64), np.array(_row_major_strides(shape), np.int64)
 
 
+@functools.lru_cache(maxsize=4096)
+def _layout_arrays(
+    shape: tuple[int, ...], strides: tuple[int, ...]
+) -> builtins.tuple[Shape, Strides]:
+    """The kernels' shape and stride arrays of a layout, shared by every TensorData with it.
+
+    Kernels only read them; views of a few layouts (a transposed weight, a batch of one)
+    recur on every training step.
+    """
+    if strides == _row_major_strides(shape):
+        return _row_major_arrays(shape)
+    return np.array(shape, np.int64), np.array(strides, np.int64)
+
+
+@functools.lru_cache(maxsize=1024)
+def _row_major_layout(
+    shape: tuple[int, ...],
+) -> builtins.tuple[tuple[int, ...], builtins.tuple[Shape, Strides]]:
+    """The row-major strides of ``shape`` and the kernels' arrays, in one cache lookup."""
+    return _row_major_strides(shape), _row_major_arrays(shape)
+
+
 class VersionCounter:
     """How many in-place writes a storage has seen; shared by every view of it.
 
@@ -335,6 +357,46 @@ class TensorData:
         # The shape and strides as the integer arrays kernels take, made on first use.
         self._arrays: builtins.tuple[Shape, Strides] | None = None
 
+    @classmethod
+    def _fresh(cls, storage: Storage, shape: builtins.tuple[int, ...], size: int) -> TensorData:
+        """A row-major TensorData over a new buffer of ``size == prod(shape)`` elements.
+
+        For kernel outputs, whose ``shape`` was derived from checked tensors: it skips the
+        checks of ``__init__`` (a tensor operation's allocation is on every op's path).
+        """
+        td = object.__new__(cls)
+        td._version = None
+        td._storage = storage
+        td.shape = shape
+        td.strides, td._arrays = _row_major_layout(shape)
+        td.dims = len(shape)
+        td.size = size
+        td._contiguous = True
+        return td
+
+    @classmethod
+    def _view(
+        cls,
+        storage: Storage,
+        shape: builtins.tuple[int, ...],
+        strides: builtins.tuple[int, ...],
+        version: VersionCounter | None,
+    ) -> TensorData:
+        """A view over ``storage`` whose layout a kernel wrapper derived from checked data.
+
+        It skips the checks of ``__init__``: for the batch views of ``matrix_multiply``.
+        """
+        td = object.__new__(cls)
+        td._version = version
+        td._storage = storage
+        td.shape = shape
+        td.strides = strides
+        td.dims = len(shape)
+        td.size = prod(shape)
+        td._contiguous = is_contiguous_layout(shape, strides)
+        td._arrays = None
+        return td
+
     @property
     def version(self) -> VersionCounter:
         """The in-place write counter of the storage, shared with every view of it."""
@@ -351,11 +413,7 @@ class TensorData:
         """Return ``(storage, shape, strides)`` as kernels take them."""
         arrays = self._arrays
         if arrays is None:
-            if self.strides == _row_major_strides(self.shape):
-                arrays = _row_major_arrays(self.shape)
-            else:
-                arrays = (np.array(self.shape, np.int64), np.array(self.strides, np.int64))
-            self._arrays = arrays
+            arrays = self._arrays = _layout_arrays(self.shape, self.strides)
         return self._storage, arrays[0], arrays[1]
 
     def is_contiguous(self) -> bool:

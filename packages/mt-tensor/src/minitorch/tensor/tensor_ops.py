@@ -56,6 +56,8 @@ __all__ = [
     "set_default_backend",
 ]
 
+_empty = np.empty
+
 ENTRY_POINT_GROUP = "minitorch.backends"
 """Entry-point group in which higher layers register their backends by name."""
 
@@ -84,6 +86,8 @@ def matmul_shape(a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> tuple[in
         IndexingError: naming both shapes, if the inner dimensions differ or the batch
             dimensions do not broadcast.
     """
+    if len(a_shape) == 2 and len(b_shape) == 2 and a_shape[1] == b_shape[0]:
+        return (a_shape[0], b_shape[1])  # the common case: no batch
     if len(a_shape) < 2 or len(b_shape) < 2:
         raise IndexingError(f"matmul needs at least 2-D tensors, got {a_shape} @ {b_shape}")
     if a_shape[-1] != b_shape[-2]:
@@ -123,16 +127,25 @@ class TensorOps:
         """Allocate a zeroed flat buffer of ``size`` floats."""
         return np.zeros(size, dtype=np.float64)
 
-    @classmethod
-    def storage_empty(cls, size: int) -> Storage:
+    @staticmethod
+    def storage_empty(size: int) -> Storage:
         """Allocate a flat buffer of ``size`` floats that the caller overwrites entirely.
 
         For kernel outputs: skipping the zero fill saves a pass over memory. A backend that
-        keeps its own storage but predates this hook gets ``storage_zeros``.
+        keeps its own storage but predates this hook gets its ``storage_zeros`` (see
+        ``__init_subclass__``).
         """
-        if cls.storage_zeros is not TensorOps.storage_zeros:
-            return cls.storage_zeros(size)
-        return np.empty(size, dtype=np.float64)
+        return _empty(size)  # numpy's default dtype is float64
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Give a backend with its own ``storage_zeros`` but no ``storage_empty`` the former.
+
+        Decided once per class, not on every allocation.
+        """
+        super().__init_subclass__(**kwargs)
+        own_zeros = cls.storage_zeros is not TensorOps.storage_zeros
+        if own_zeros and cls.storage_empty is TensorOps.storage_empty:
+            cls.storage_empty = staticmethod(cls.storage_zeros)  # type: ignore[method-assign,assignment]
 
     @staticmethod
     def storage_from_numpy(array: npt.NDArray[np.float64]) -> Storage:
@@ -201,10 +214,11 @@ class TensorOps:
         kernel = cls.zip_kernel(fn)
 
         def apply(a: Tensor, b: Tensor) -> Tensor:
-            a_shape, b_shape = a.shape, b.shape
+            ta, tb = a._tensor, b._tensor
+            a_shape, b_shape = ta.shape, tb.shape
             shape = a_shape if a_shape == b_shape else shape_broadcast(a_shape, b_shape)
             out = _output(a, shape)
-            kernel(*out.tuple(), *a.tuple(), *b.tuple())
+            kernel(*out._tensor.tuple(), *ta.tuple(), *tb.tuple())
             return out
 
         return apply
@@ -232,18 +246,24 @@ class TensorOps:
     @classmethod
     def matrix_multiply(cls, a: Tensor, b: Tensor) -> Tensor:
         """Batched matrix product with broadcast batch dimensions (``a @ b``)."""
-        out_shape = matmul_shape(a.shape, b.shape)
+        ta, tb = a._tensor, b._tensor
+        out_shape = matmul_shape(ta.shape, tb.shape)
         batch = out_shape[:-2]
         a3, b3 = _as_batch3(a, batch), _as_batch3(b, batch)
-        out = _output(a, (max(a3.shape[0], b3.shape[0]), *out_shape[-2:]))
-        cls.matmul_kernel(*out.tuple(), *a3.tuple(), *b3.tuple())
-        return out.view(*out_shape)
+        out = _output(a, out_shape)
+        # The kernel sees the output as (batch, rows, cols): a row-major view of it.
+        n = max(a3.shape[0], b3.shape[0])
+        out3 = TensorData._fresh(out._tensor.storage, (n, *out_shape[-2:]), out._tensor.size)
+        cls.matmul_kernel(*out3.tuple(), *a3.tuple(), *b3.tuple())
+        return out
 
 
 def _output(like: Tensor, shape: tuple[int, ...]) -> Tensor:
     """A new tensor on ``like``'s backend for a kernel to fill (uninitialised storage)."""
-    storage = like.backend.ops.storage_empty(prod(shape))
-    return type(like)(TensorData(storage, shape), backend=like.backend)
+    backend = like.backend
+    size = prod(shape)
+    td = TensorData._fresh(backend.ops.storage_empty(size), shape, size)
+    return type(like)._constant(td, backend)
 
 
 def expand(t: Tensor, shape: tuple[int, ...]) -> Tensor:
@@ -258,11 +278,12 @@ def _as_batch3(t: Tensor, batch: tuple[int, ...]) -> TensorData:
     when transposed; a batch equal to ``batch`` is flattened; anything else is broadcast
     to ``batch`` first.
     """
-    rows, cols = t.shape[-2:]
-    own = t.shape[:-2]
-    td = t.tensor_data
+    td = t._tensor
+    shape = td.shape
+    rows, cols = shape[-2:]
+    own = shape[:-2]
     if prod(own) == 1:
-        return TensorData(td.storage, (1, rows, cols), (0, *td.strides[-2:]))
+        return TensorData._view(td.storage, (1, rows, cols), (0, *td.strides[-2:]), td._version)
     if len(own) == 1 and len(batch) == 1:
         return td
     full = (1,) * (len(batch) - len(own)) + own
