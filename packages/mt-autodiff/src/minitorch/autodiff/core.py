@@ -230,13 +230,14 @@ def topological_sort(variable: Variable) -> list[Variable]:
         if expanded:
             order.append(var)
             continue
-        if var.unique_id in visited:
-            continue
-        visited.add(var.unique_id)
+        key = var.unique_id
+        if key in visited:
+            continue  # pushed twice (two children share it): visited by the first pop
+        visited.add(key)
         stack.append((var, True))
         if not var.is_leaf():
             for parent in var.parents:
-                if not parent.is_constant() and parent.unique_id not in visited:
+                if not parent.is_constant():
                     stack.append((parent, False))
     order.reverse()
     return order
@@ -262,8 +263,6 @@ def backpropagate(variable: Variable, deriv: Any) -> None:
             if parent.is_constant():
                 continue
             key = parent.unique_id
-            if key in derivatives:
-                derivatives[key] = derivatives[key] + d_parent
-            else:
-                derivatives[key] = d_parent
+            before = derivatives.get(key)
+            derivatives[key] = d_parent if before is None else before + d_parent
     # END SOLUTION

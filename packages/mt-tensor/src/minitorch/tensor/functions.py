@@ -131,13 +131,13 @@ class Function:
         Without a gradient to record (constant inputs, or inside ``no_grad()``), ``forward``
         gets a shared context that keeps nothing, and no ``History`` is made.
         """
-        tensors: list[Any] = []
         first: Any = None
         need_grad = False
+        count = 0
         for v in vals:
             if not isinstance(v, GraphNode):
                 continue  # a dim, shape or order
-            tensors.append(v)
+            count += 1
             if v.history is not None:
                 need_grad = True
             backend = getattr(v, "backend", None)
@@ -149,16 +149,16 @@ class Function:
                 first = backend
             else:
                 check_same_device(cls.__name__, first, backend)
-        if not tensors:
+        if first is None:
             raise TypeError(f"{cls.__name__}.apply needs at least one Tensor argument")
         if not (need_grad and is_grad_enabled()):
             return cls.forward(_NO_GRAD_CONTEXT, *vals)
+        tensors = vals if count == len(vals) else [v for v in vals if isinstance(v, GraphNode)]
         ctx = Context()
         with _NO_GRAD:
             out = cls.forward(ctx, *vals)
-        saved_tensors = [v for v in ctx.saved_values if isinstance(v, GraphNode)]
-        saved = [(t, t.version) for t in cast("list[Tensor]", saved_tensors)]
-        out.history = History(cls, ctx, cast("list[Tensor]", tensors), saved)
+        saved = [(v, v.version) for v in ctx.saved_values if isinstance(v, GraphNode)]
+        out.history = History(cls, ctx, cast("Sequence[Tensor]", tensors), saved)
         return out
 
 
@@ -376,6 +376,8 @@ class Sum(Function):
         """The gradient broadcast back over the summed dimension(s)."""
         # BEGIN SOLUTION task2_4
         (shape,) = ctx.saved_values
+        if grad_output.shape == shape:
+            return grad_output  # nothing was summed (a sum over a dimension of size 1)
         if grad_output.shape == (1,) and len(shape) != 1:
             grad_output = grad_output.view(*([1] * len(shape)))
         return expand(grad_output, shape)

@@ -345,7 +345,8 @@ class Tensor(GraphNode):
                     f"backward() on a tensor of shape {self.shape} needs a gradient argument;"
                     " gradients can be created implicitly only for one-element outputs"
                 )
-            grad = Tensor.make([1.0], self.shape, backend=self.backend)
+            storage = self.backend.ops.storage_from_numpy(np.ones(1))
+            grad = Tensor._constant(TensorData._fresh(storage, self.shape, 1), self.backend)
         else:
             grad = self._ensure_tensor(grad_output)
             if grad.shape != self.shape:

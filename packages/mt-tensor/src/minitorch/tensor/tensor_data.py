@@ -265,6 +265,12 @@ def _row_major_layout(
     return _row_major_strides(shape), _row_major_arrays(shape)
 
 
+_ROW_MAJOR: dict[tuple[int, ...], Any] = {}
+"""``_row_major_layout`` by shape, read with a plain ``dict.get`` (cheaper than a cached
+call, on every kernel output); cleared when it reaches ``_ROW_MAJOR_MAX`` shapes."""
+_ROW_MAJOR_MAX = 1024
+
+
 class VersionCounter:
     """How many in-place writes a storage has seen; shared by every view of it.
 
@@ -368,7 +374,12 @@ class TensorData:
         td._version = None
         td._storage = storage
         td.shape = shape
-        td.strides, td._arrays = _row_major_layout(shape)
+        layout = _ROW_MAJOR.get(shape)
+        if layout is None:
+            if len(_ROW_MAJOR) >= _ROW_MAJOR_MAX:
+                _ROW_MAJOR.clear()
+            layout = _ROW_MAJOR[shape] = _row_major_layout(shape)
+        td.strides, td._arrays = layout
         td.dims = len(shape)
         td.size = size
         td._contiguous = True

@@ -212,14 +212,20 @@ class TensorOps:
     def zip(cls, fn: Callable[[float, float], float]) -> Callable[[Tensor, Tensor], Tensor]:
         """Lift a two-argument ``fn`` to broadcast pairs of tensors."""
         kernel = cls.zip_kernel(fn)
+        empty = cls.storage_empty
 
         def apply(a: Tensor, b: Tensor) -> Tensor:
+            # ``_output`` written out: this is every binary operation's path.
             ta, tb = a._tensor, b._tensor
-            a_shape, b_shape = ta.shape, tb.shape
-            shape = a_shape if a_shape == b_shape else shape_broadcast(a_shape, b_shape)
-            out = _output(a, shape)
-            kernel(*out._tensor.tuple(), *ta.tuple(), *tb.tuple())
-            return out
+            shape = ta.shape
+            if shape == tb.shape:
+                size = ta.size
+            else:
+                shape = shape_broadcast(shape, tb.shape)
+                size = prod(shape)
+            out = TensorData._fresh(empty(size), shape, size)
+            kernel(out._storage, *out._arrays, *ta.tuple(), *tb.tuple())
+            return type(a)._constant(out, a.backend)
 
         return apply
 
