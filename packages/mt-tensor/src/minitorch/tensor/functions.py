@@ -560,20 +560,27 @@ class MatMul(Function):
         return a.backend.matrix_multiply(a, b)
 
     @staticmethod
-    def backward(ctx: Context, grad_output: Tensor) -> tuple[Tensor, Tensor]:
-        """``g @ b^T`` and ``a^T @ g`` (transposes are views; batches summed back)."""
+    def backward(ctx: Context, grad_output: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        """``g @ b^T`` and ``a^T @ g`` (transposes are views; batches summed back).
+
+        The gradient of a constant input is not computed (None, as PyTorch's functions
+        return for an input that needs none): the data of a layer, for instance.
+        """
         a, b = ctx.saved_values
         f = grad_output.backend
         return (
-            f.matrix_multiply(grad_output, _transpose(b)),
-            f.matrix_multiply(_transpose(a), grad_output),
+            None if a.is_constant() else f.matrix_multiply(grad_output, _transpose(b)),
+            None if b.is_constant() else f.matrix_multiply(_transpose(a), grad_output),
         )
 
 
 def _transpose(t: Tensor) -> Tensor:
-    order = list(range(t.dims))
-    order[-2], order[-1] = order[-1], order[-2]
-    return _like(t, t.tensor_data.permute(*order))
+    """A view of ``t`` with its last two dimensions swapped."""
+    td = t.tensor_data
+    shape, strides = list(td.shape), list(td.strides)
+    shape[-2:] = shape[-1], shape[-2]
+    strides[-2:] = strides[-1], strides[-2]
+    return _like(t, TensorData._view(td.storage, tuple(shape), tuple(strides), td.version))
 
 
 def _sign(a: Tensor) -> Tensor:

@@ -201,8 +201,9 @@ class Tensor(GraphNode):
             if b.backend is not self.backend:
                 check_same_device("Tensor", self.backend, b.backend)
             return b
-        if isinstance(b, numbers.Real):
-            return Tensor.make([float(b)], (1,), backend=self.backend)
+        if type(b) is float or type(b) is int or isinstance(b, numbers.Real):
+            storage = self.backend.ops.storage_from_numpy(np.full(1, float(b)))
+            return Tensor._constant(TensorData._fresh(storage, (1,), 1), self.backend)
         raise TypeError(f"cannot combine a Tensor with {type(b).__name__}")
 
     def to(self, backend: TensorBackend | str) -> Tensor:

@@ -274,7 +274,7 @@ def _output(like: Tensor, shape: tuple[int, ...]) -> Tensor:
 
 def expand(t: Tensor, shape: tuple[int, ...]) -> Tensor:
     """A contiguous constant copy of ``t`` broadcast to ``shape`` (one ``id_map``)."""
-    return t.backend.id_map(t, t.zeros(shape))
+    return t.backend.id_map(t, _output(t, shape))  # id_map writes every element
 
 
 def _as_batch3(t: Tensor, batch: tuple[int, ...]) -> TensorData:
