@@ -62,6 +62,8 @@ class Row:
     note: str = ""
     ours_median: float | None = None
     torch_median: float | None = None
+    numpy_median: float | None = None
+    target: str = ""
 
     def cell(self, seconds: float | None) -> str:
         """Format a time of this row: GFLOP/s or GB/s when the work is known, else ms."""

@@ -38,8 +38,8 @@ def line(row: Row, batch: int, threads: int) -> str:
     if not row.torch or not row.torch_median:
         return text + "         -         -        -        -"
     return text + (
-        f" {row.torch * 1e3:>9.2f} {row.torch_median * 1e3:>9.2f} {best / row.torch:>8.1f}x "
-        f"{median / row.torch_median:>7.1f}x"
+        f" {row.torch * 1e3:>9.2f} {row.torch_median * 1e3:>9.2f} {best / row.torch:>8.2f}x "
+        f"{median / row.torch_median:>7.2f}x"
     )
 
 
@@ -135,6 +135,9 @@ def bench_step(batch: int, threads: int, repeat: int, torch: Any, dtype: Any) ->
     return row
 
 
+#: The goal of every row: MiniTorch's step time over PyTorch's, at most (never asserted).
+TARGET = 1.0
+
 #: The column heads of ``line``.
 HEADER = (
     f"{'batch':>5} {'threads':>7} {'ours best':>9} {'median':>9} {'torch best':>9} "
@@ -152,6 +155,7 @@ def run(
         for batch in batches:
             rows.append(bench_step(batch, n, repeat, torch, dtype))
             print(line(rows[-1], batch, n), flush=True)
+    print(f"target: ratio <= {TARGET:.1f}x (a step no slower than PyTorch's)")
     return rows
 
 

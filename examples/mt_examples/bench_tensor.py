@@ -36,6 +36,9 @@ from mt_examples.train_tensor import bce_loss
 #: The benchmarked cases, in table order.
 CASES = ("a + b", "a + b (grad)", "fwd+bwd", "mlp step")
 
+#: The goals of the fast backend: its best time as a multiple of PyTorch's, at most.
+TARGETS = {"a + b": 2.0, "fwd+bwd": 1.2, "mlp step": 2.0}
+
 #: The MLP of the ``mlp step`` case: batch, inputs, hidden units; and SGD's learning rate.
 MLP_BATCH, MLP_IN, MLP_HIDDEN, MLP_LR = 32, 2, 64, 0.05
 
@@ -232,10 +235,12 @@ def _format_table(results: dict[str, dict[str, Stats]]) -> list[str]:
         lines.append("best time / PyTorch's best time:")
         for c in columns[:-1]:
             ratios = "  ".join(
-                f"{case} {results[c][case]['best'] / results['torch'][case]['best']:.1f}x"
+                f"{case} {results[c][case]['best'] / results['torch'][case]['best']:.2f}x"
                 for case in CASES
             )
             lines.append(f"  {c}: {ratios}")
+        goals = "  ".join(f"{case} <= {goal:.1f}x" for case, goal in TARGETS.items())
+        lines.append(f"  targets of minitorch:fast: {goals}")
     return lines
 
 

@@ -78,12 +78,13 @@ def _last(shape: Any, strides: Any) -> tuple[int, int]:
 
 
 @register_jitable
-def _position(ordinal: int, out_shape: Any, shape: Any, strides: Any) -> int:
-    """Storage position, in a tensor of ``shape`` and ``strides`` broadcast to ``out_shape``,
-    of the output element with row-major ``ordinal``.
+def _position(ordinal: int, out_shape: Any, shape: Any, strides: Any) -> Any:
+    """Where the output element with row-major ``ordinal`` reads a broadcast operand (an int).
 
-    ``to_index``, ``broadcast_index`` and ``index_to_position`` in scalar arithmetic: no
-    index buffer to allocate, which on small tensors costs more than the loop it feeds.
+    The operand has ``shape`` and ``strides`` and broadcasts to ``out_shape``; with the
+    output's own shape and strides this is the output's position. It is ``to_index``,
+    ``broadcast_index`` and ``index_to_position`` in scalar arithmetic: no index buffer to
+    allocate, which on small tensors costs more than the loop it feeds.
     """
     ordinal = np.int64(ordinal)  # a prange index may be unsigned: keep the arithmetic signed
     position = np.int64(0)
@@ -519,7 +520,8 @@ def matmul(
     batches, rows, cols, inner = (int(d) for d in (*out_shape, a_shape[2]))
     work = batches * rows * cols * inner
     if inner <= _ROWS_MAX_INNER or work < GRAIN:
-        run(_MATMUL_ROWS, work, out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides)  # fmt: skip
+        operands = (out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides)
+        run(_MATMUL_ROWS, work, *operands)
         return
     a_k, a_batch, a_row = _k_major(
         a, int(a_shape[0]), rows, inner, (a_strides[0], a_strides[1], a_strides[2])

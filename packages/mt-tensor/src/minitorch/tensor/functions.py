@@ -105,7 +105,8 @@ class Function:
 
     Subclasses define ``forward(ctx, *args)`` with the backend primitives (``t.backend``)
     and ``backward(ctx, grad_output)`` returning one gradient per *tensor* argument, in
-    order. Non-tensor arguments (dims, shapes, orders) are passed to ``forward`` as they are.
+    order (None for an input that is a constant, which gets no gradient). Non-tensor
+    arguments (dims, shapes, orders) are passed to ``forward`` as they are.
     """
 
     @staticmethod
@@ -114,12 +115,12 @@ class Function:
         raise NotImplementedError
 
     @staticmethod
-    def backward(ctx: Context, grad_output: Tensor) -> Tensor | tuple[Tensor, ...]:
+    def backward(ctx: Context, grad_output: Tensor) -> Tensor | tuple[Tensor | None, ...]:
         """Return the gradient of each tensor input."""
         raise NotImplementedError
 
     @classmethod
-    def derivatives(cls, ctx: Context, grad_output: Tensor) -> tuple[Tensor, ...]:
+    def derivatives(cls, ctx: Context, grad_output: Tensor) -> tuple[Tensor | None, ...]:
         """Run ``backward`` and return its gradients as a tuple (one per tensor input)."""
         g = cls.backward(ctx, grad_output)
         return g if isinstance(g, tuple) else (g,)
@@ -157,7 +158,8 @@ class Function:
         ctx = Context()
         with _NO_GRAD:
             out = cls.forward(ctx, *vals)
-        saved = [(v, v.version) for v in ctx.saved_values if isinstance(v, GraphNode)]
+        values = cast("tuple[Tensor, ...]", ctx.saved_values)  # shapes and numbers too
+        saved = [(v, v.version) for v in values if isinstance(v, GraphNode)]
         out.history = History(cls, ctx, cast("Sequence[Tensor]", tensors), saved)
         return out
 

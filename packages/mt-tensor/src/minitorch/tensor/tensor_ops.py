@@ -145,7 +145,7 @@ class TensorOps:
         super().__init_subclass__(**kwargs)
         own_zeros = cls.storage_zeros is not TensorOps.storage_zeros
         if own_zeros and cls.storage_empty is TensorOps.storage_empty:
-            cls.storage_empty = staticmethod(cls.storage_zeros)  # type: ignore[method-assign,assignment]
+            cls.storage_empty = staticmethod(cls.storage_zeros)  # type: ignore[method-assign]
 
     @staticmethod
     def storage_from_numpy(array: npt.NDArray[np.float64]) -> Storage:
@@ -224,7 +224,7 @@ class TensorOps:
                 shape = shape_broadcast(shape, tb.shape)
                 size = prod(shape)
             out = TensorData._fresh(empty(size), shape, size)
-            kernel(out._storage, *out._arrays, *ta.tuple(), *tb.tuple())
+            kernel(*out.tuple(), *ta.tuple(), *tb.tuple())
             return type(a)._constant(out, a.backend)
 
         return apply
