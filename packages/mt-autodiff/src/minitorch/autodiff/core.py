@@ -205,11 +205,13 @@ class no_grad(contextlib.ContextDecorator):  # noqa: N801 - PyTorch's name
     """
 
     def __enter__(self) -> None:
-        _state.saved.append(_state.grad_enabled)
-        _state.grad_enabled = False
+        state = _state
+        state.saved.append(state.grad_enabled)
+        state.grad_enabled = False
 
     def __exit__(self, *exc: object) -> None:
-        _state.grad_enabled = _state.saved.pop()
+        state = _state
+        state.grad_enabled = state.saved.pop()
 
 
 def topological_sort(variable: Variable) -> list[Variable]:

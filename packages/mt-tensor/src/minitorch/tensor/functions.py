@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -154,13 +154,16 @@ class Function:
             raise TypeError(f"{cls.__name__}.apply needs at least one Tensor argument")
         if not (need_grad and is_grad_enabled()):
             return cls.forward(_NO_GRAD_CONTEXT, *vals)
-        tensors = vals if count == len(vals) else [v for v in vals if isinstance(v, GraphNode)]
+        # (Annotations, not ``cast`` calls: this runs on every recorded operation.)
+        tensors: Sequence[Tensor] = (
+            vals if count == len(vals) else [v for v in vals if isinstance(v, GraphNode)]  # type: ignore[misc]
+        )
         ctx = Context()
         with _NO_GRAD:
             out = cls.forward(ctx, *vals)
-        values = cast("tuple[Tensor, ...]", ctx.saved_values)  # shapes and numbers too
+        values: tuple[Tensor, ...] = ctx.saved_values  # shapes and numbers too
         saved = [(v, v.version) for v in values if isinstance(v, GraphNode)]
-        out.history = History(cls, ctx, cast("Sequence[Tensor]", tensors), saved)
+        out.history = History(cls, ctx, tensors, saved)
         return out
 
 

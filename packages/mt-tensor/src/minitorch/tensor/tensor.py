@@ -282,9 +282,9 @@ class Tensor(GraphNode):
         if self.history is not None:
             self.history.check_saved_versions()
         return [
-            (x, x._reduce_to_shape(g))
+            (x, g if g._tensor.shape == x._tensor.shape else x._reduce_to_shape(g))
             for x, g in self._input_derivatives(d_output)
-            if not x.is_constant()  # a constant's gradient would be summed for nothing
+            if x.history is not None  # a constant's gradient would be summed for nothing
         ]
 
     def accumulate_derivative(self, x: Tensor) -> None:
