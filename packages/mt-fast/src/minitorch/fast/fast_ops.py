@@ -37,19 +37,19 @@ def _deferred(ops: type[FastOps], factory: str, fn: Any, work_arg: int) -> Calla
     """
     serial: Callable[..., None] | None = None
     launch: Callable[..., None] | None = None
-    grain = 0
+    runtime: Any = None
 
     def call(*args: Any) -> None:
-        nonlocal serial, launch, grain
+        nonlocal serial, launch, runtime
         if launch is None:
             module = ops.kernel_module()
             kernel = getattr(module, factory)(fn)
             launch = functools.partial(module.run, kernel)
             serial = getattr(kernel, "serial", None)
-            grain = _kernel_module("runtime").GRAIN if serial is not None else 0
+            runtime = _kernel_module("runtime")
         work = len(args[work_arg])
-        if work < grain:
-            serial(*args)  # type: ignore[misc]
+        if serial is not None and work < runtime.GRAIN:  # read each time: it may be tuned
+            serial(*args)
         else:
             launch(work, *args)
 

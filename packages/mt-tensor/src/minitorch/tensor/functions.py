@@ -141,7 +141,10 @@ class Function:
             count += 1
             if v.history is not None:
                 need_grad = True
-            backend = getattr(v, "backend", None)
+            try:
+                backend = v.backend
+            except AttributeError:  # a Scalar
+                backend = None
             if backend is first:
                 continue  # the common case: the first tensor's backend object
             if not isinstance(backend, TensorBackend):

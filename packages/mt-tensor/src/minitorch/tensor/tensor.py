@@ -365,7 +365,9 @@ class Tensor(GraphNode):
 
     # ------------------------------------------------------------------ operators
     def __add__(self, b: TensorLike) -> Tensor:
-        return Add.apply(self, self._ensure_tensor(b))
+        if type(b) is not Tensor or b.backend is not self.backend:  # else: already fine
+            b = self._ensure_tensor(b)
+        return Add.apply(self, b)
 
     def __radd__(self, b: TensorLike) -> Tensor:
         return Add.apply(self._ensure_tensor(b), self)
@@ -377,7 +379,9 @@ class Tensor(GraphNode):
         return Add.apply(self._ensure_tensor(b), Neg.apply(self))
 
     def __mul__(self, b: TensorLike) -> Tensor:
-        return Mul.apply(self, self._ensure_tensor(b))
+        if type(b) is not Tensor or b.backend is not self.backend:  # as in __add__
+            b = self._ensure_tensor(b)
+        return Mul.apply(self, b)
 
     def __rmul__(self, b: TensorLike) -> Tensor:
         return Mul.apply(self._ensure_tensor(b), self)

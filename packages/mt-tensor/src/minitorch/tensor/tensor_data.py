@@ -304,7 +304,7 @@ class TensorData:
     """
 
     __slots__ = (
-        "_arrays",
+        "_kernel_args",
         "_contiguous",
         "_storage",
         "_version",
@@ -360,8 +360,8 @@ class TensorData:
         self.dims = len(shape_t)
         self.size = size
         self._contiguous = strides is None or is_contiguous_layout(shape_t, strides_t)
-        # The shape and strides as the integer arrays kernels take, made on first use.
-        self._arrays: builtins.tuple[Shape, Strides] | None = None
+        # (storage, shape, strides) with the integer arrays kernels take, made on first use.
+        self._kernel_args: builtins.tuple[Storage, Shape, Strides] | None = None
 
     @classmethod
     def _fresh(cls, storage: Storage, shape: builtins.tuple[int, ...], size: int) -> TensorData:
@@ -379,7 +379,8 @@ class TensorData:
             if len(_ROW_MAJOR) >= _ROW_MAJOR_MAX:
                 _ROW_MAJOR.clear()
             layout = _ROW_MAJOR[shape] = _row_major_layout(shape)
-        td.strides, td._arrays = layout
+        td.strides, (shape_array, strides_array) = layout
+        td._kernel_args = (storage, shape_array, strides_array)
         td.dims = len(shape)
         td.size = size
         td._contiguous = True
@@ -405,7 +406,7 @@ class TensorData:
         td.dims = len(shape)
         td.size = prod(shape)
         td._contiguous = is_contiguous_layout(shape, strides)
-        td._arrays = None
+        td._kernel_args = None
         return td
 
     @property
@@ -422,10 +423,10 @@ class TensorData:
 
     def tuple(self) -> builtins.tuple[Storage, Shape, Strides]:
         """Return ``(storage, shape, strides)`` as kernels take them."""
-        arrays = self._arrays
-        if arrays is None:
-            arrays = self._arrays = _layout_arrays(self.shape, self.strides)
-        return self._storage, arrays[0], arrays[1]
+        args = self._kernel_args
+        if args is None:
+            args = self._kernel_args = (self._storage, *_layout_arrays(self.shape, self.strides))
+        return args
 
     def is_contiguous(self) -> bool:
         """True if the strides are row-major for the shape (size-1 dimensions ignored)."""

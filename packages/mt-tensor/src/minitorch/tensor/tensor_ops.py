@@ -212,7 +212,8 @@ class TensorOps:
     def zip(cls, fn: Callable[[float, float], float]) -> Callable[[Tensor, Tensor], Tensor]:
         """Lift a two-argument ``fn`` to broadcast pairs of tensors."""
         kernel = cls.zip_kernel(fn)
-        empty = cls.storage_empty
+        # numpy's own allocator when the backend keeps the default (one Python call less).
+        empty = _empty if cls.storage_empty is TensorOps.storage_empty else cls.storage_empty
 
         def apply(a: Tensor, b: Tensor) -> Tensor:
             # ``_output`` written out: this is every binary operation's path.
