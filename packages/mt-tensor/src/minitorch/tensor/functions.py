@@ -142,7 +142,7 @@ class Function:
             if v.history is not None:
                 need_grad = True
             try:
-                backend = v.backend
+                backend = v.backend  # type: ignore[attr-defined]
             except AttributeError:  # a Scalar
                 backend = None
             if backend is first:

@@ -304,8 +304,8 @@ class TensorData:
     """
 
     __slots__ = (
-        "_kernel_args",
         "_contiguous",
+        "_kernel_args",
         "_storage",
         "_version",
         "dims",
