@@ -362,8 +362,10 @@ class Sqrt(Function):
 
 def _reduce_all(a: Tensor, fn_reduce: Callable[[Tensor, int], Tensor]) -> Tensor:
     """Reduce every dimension with a backend reduction, giving shape ``(1,)``."""
-    flat = a.contiguous().view(a.numel()) if a.dims != 1 else a
-    return fn_reduce(flat, 0)
+    if a.dims != 1:
+        a = a.contiguous()
+        a = _like(a, a.tensor_data.view((a.numel(),)))  # a view, without View.apply's graph
+    return fn_reduce(a, 0)
 
 
 class Sum(Function):
@@ -412,7 +414,8 @@ class Mean(Function):
         shape, n = ctx.saved_values
         f = grad_output.backend
         if grad_output.shape == (1,) and len(shape) != 1:
-            grad_output = grad_output.view(*([1] * len(shape)))
+            ones = (1,) * len(shape)
+            grad_output = _like(grad_output, grad_output.tensor_data.view(ones))
         scale = _const(grad_output, 1.0 / n if n else float("nan"))
         return f.mul_zip(expand(grad_output, shape), scale)
 

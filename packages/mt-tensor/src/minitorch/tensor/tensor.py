@@ -269,7 +269,7 @@ class Tensor(GraphNode):
 
     def detach(self) -> Tensor:
         """Return a constant tensor sharing this tensor's storage (and version counter)."""
-        return Tensor(self._tensor, backend=self.backend)
+        return Tensor._constant(self._tensor, self.backend)  # storage already on the backend
 
     # ------------------------------------------------------------------ the Variable protocol
     # unique_id, is_leaf, is_constant, parents and requires_grad come from GraphNode.
