@@ -65,6 +65,10 @@ class Layer:
     starter_edits: tuple[StarterEdit, ...] = ()
     time_limit: float | None = None
     """Seconds per task when graded, if not ``[grading]``'s (a layer whose tests compile)."""
+    training_data: dict[str, int] = field(default_factory=dict)
+    """The data subset its training tests need (``mnist-train`` -> number of images...)."""
+    test_env: dict[str, str] = field(default_factory=dict)
+    """Environment the starter's tests need on a machine without a GPU (the CUDA simulator)."""
 
     @property
     def package(self) -> str:
@@ -85,6 +89,11 @@ class Layer:
     def hidden_tests(self) -> Path:
         """The folder of hidden tests, kept in this repository only."""
         return REPO / "tools" / "course" / "hidden" / self.name / "tests"
+
+    @property
+    def training_tests(self) -> Path:
+        """The folder of the course's tests of the layer's training tasks (see README)."""
+        return REPO / "tools" / "course" / "training" / self.name / "tests"
 
     @property
     def task_ids(self) -> tuple[str, ...]:
@@ -133,8 +142,11 @@ class Calendar:
     weeks: tuple[Week, ...]
     time_limit: float
     output_limit: int
-    scripts: dict[str, str] = field(default_factory=dict)
-    """Training script (path from the repository root) -> its task (a layer's ``needs``)."""
+    scripts: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Training script (path from the repository root) -> the training tasks that hand it out.
+
+    The script's markers name the first; the starters of the others get it re-tagged.
+    """
 
     def layer(self, name: str) -> Layer:
         """Return the layer called ``name`` (as in ``hatch run test:pkg <name>``)."""
@@ -164,6 +176,15 @@ class Calendar:
 
         visit(name)
         return order
+
+    def scripts_of(self, name: str) -> dict[str, str]:
+        """The training scripts in layer ``name``'s starter: path -> the layer's task."""
+        tasks = set(self.layer(name).task_ids)
+        return {s: t for s, ts in self.scripts.items() for t in ts if t in tasks}
+
+    def training_tasks(self, name: str) -> tuple[str, ...]:
+        """The tasks of layer ``name`` whose code is a training script's network."""
+        return tuple(dict.fromkeys(self.scripts_of(name).values()))
 
 
 def _date(value: Any, where: str) -> dt.date:
@@ -205,6 +226,8 @@ def load_calendar(path: Path = REPO / "course.toml") -> Calendar:
             tuple(raw.get("child-process-tests", ())),
             edits,
             float(raw["time-limit"]) if "time-limit" in raw else None,
+            {str(k): int(v) for k, v in raw.get("training-data", {}).items()},
+            {str(k): str(v) for k, v in raw.get("test-env", {}).items()},
         )
         if not layer.path.is_dir():
             raise CalendarError(f"layers.{name}: there is no package {layer.path}")
@@ -224,13 +247,19 @@ def load_calendar(path: Path = REPO / "course.toml") -> Calendar:
         for w in data.get("weeks", [])
     )
     grading = data.get("grading", {})
-    scripts = {str(k): str(v) for k, v in data.get("scripts", {}).items()}
-    needed = {t for layer in layers.values() for t in layer.needs}
-    for script, task in scripts.items():
+    scripts = {
+        str(k): (str(v),) if isinstance(v, str) else tuple(map(str, v))
+        for k, v in data.get("scripts", {}).items()
+    }
+    owner = {t: name for name, layer in layers.items() for t in layer.task_ids}
+    for script, script_tasks in scripts.items():
         if not (REPO / script).is_file():
             raise CalendarError(f"scripts: {script} is not a file of the repository")
-        if task not in needed:
-            raise CalendarError(f"scripts: {script}'s {task} is not a `needs` task of a layer")
+        for task in script_tasks:
+            if task not in owner:
+                raise CalendarError(f"scripts: {script}'s {task} is not a task of a layer")
+        if len({owner[t] for t in script_tasks}) != len(script_tasks):
+            raise CalendarError(f"scripts: {script} names two tasks of one layer")
     cal = Calendar(
         layers,
         weeks,

@@ -22,7 +22,7 @@ import tempfile
 import time
 import zipfile
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,7 @@ from grading import (
 from markers import Block, MarkerError, find_blocks, render, task_number
 from packaging.requirements import Requirement
 from runner import build_wheel, make_venv, run_pytest
+from training_data import DataError, make_subset, source_dir
 
 __all__ = [
     "CourseError",
@@ -52,6 +53,7 @@ __all__ = [
     "grade_spec",
     "main",
     "scan_blocks",
+    "script_blocks",
     "week_plan",
     "week_table",
 ]
@@ -73,6 +75,27 @@ def scan_blocks(layer: Layer) -> dict[Path, list[Block]]:
         if blocks:
             out[path] = blocks
     return out
+
+
+def script_blocks(layer: Layer, cal: Calendar) -> dict[Path, list[Block]]:
+    """The solution blocks of the layer's training scripts, tagged with the layer's task.
+
+    A script's markers name the first task of ``[scripts]``; in the starter of another of
+    its tasks (train_tensor.py for task 3.5) each block is that task's.
+    """
+    out = {}
+    for script, task in cal.scripts_of(layer.name).items():
+        path = REPO / script
+        blocks = find_blocks(path.read_text(encoding="utf-8"), script)
+        out[path] = [_retag(b, task) for b in blocks]
+    return out
+
+
+def _retag(block: Block, task: str) -> Block:
+    if block.task == task:
+        return block
+    text = block.message.removeprefix(f"Task {task_number(block.task)}: ")
+    return replace(block, task=task, message=f"Task {task_number(task)}: {text}")
 
 
 # --------------------------------------------------------------------------------- assign
@@ -177,13 +200,16 @@ def _student_workflow(layer: Layer) -> str:
         f"        run: python -m pytest -m {t.id}\n"
         for t in layer.tasks
     )
+    env = "".join(f"      {k}: {json.dumps(v)}\n" for k, v in layer.test_env.items())
     return (
         f"# The tests of this week's tasks ({layer.package}), one step per task.\n"
         "name: tests\n\n"
         "on:\n  push:\n    branches: [main, master]\n  pull_request:\n  workflow_dispatch:\n\n"
         "permissions:\n  contents: read\n\n"
         "concurrency:\n  group: tests-${{ github.ref }}\n  cancel-in-progress: true\n\n"
-        "jobs:\n  test:\n    runs-on: ubuntu-24.04\n    timeout-minutes: 30\n    steps:\n"
+        "jobs:\n  test:\n    runs-on: ubuntu-24.04\n    timeout-minutes: 30\n"
+        + (f"    env:\n{env}" if env else "")
+        + "    steps:\n"
         f"      - uses: {pins['actions/checkout']}\n"
         "        with:\n          persist-credentials: false\n"
         f"      - uses: {pins['actions/setup-python']}\n"
@@ -199,39 +225,47 @@ def _student_workflow(layer: Layer) -> str:
 _INSTALL = '--find-links wheels -e ".[test]"'
 
 
-def _layer_scripts(layer: Layer, cal: Calendar) -> dict[str, str]:
-    """The training scripts of the layer's training tasks (its ``needs`` tasks): path -> task."""
-    return {s: t for s, t in cal.scripts.items() if t in layer.needs}
+# The examples' helpers the training scripts import: the grader uses the course's copies.
+_SCRIPT_HELPERS = ("__init__.py", "support.py", "toy.py")
 
 
-def _copy_scripts(layer: Layer, cal: Calendar, out: Path) -> list[str]:
+def _write_scripts(
+    layer: Layer, cal: Calendar, where: Path, keep: frozenset[str] = frozenset()
+) -> Path | None:
+    """Write ``where/mt_examples/``: the layer's training scripts and the helpers they import.
+
+    Each script's solution blocks are replaced (as in the package) but those of the tasks
+    in ``keep``. Returns ``where``, or None if the layer has no training scripts.
+    """
+    blocks = script_blocks(layer, cal)
+    if not blocks:
+        return None
+    pkg = where / "mt_examples"
+    pkg.mkdir(parents=True)
+    helpers = REPO / "examples" / "mt_examples"
+    for name in _SCRIPT_HELPERS:
+        shutil.copy2(helpers / name, pkg / name)
+    for path, bl in blocks.items():
+        (pkg / path.name).write_text(render(path.read_text(encoding="utf-8"), bl, keep), "utf-8")
+    return where
+
+
+def _copy_scripts(
+    layer: Layer, cal: Calendar, out: Path, keep: frozenset[str] = frozenset()
+) -> list[str]:
     """Copy the layer's training scripts into the starter, their network stubbed.
 
-    ``mt_examples/`` gets the scripts (each solution block replaced, as in the package)
-    and the examples' helpers they import (``support.py``, ``toy.py``); the starter's root
-    gets the scripts' ``train_*.py`` launchers. Returns the launchers' names.
+    ``mt_examples/`` gets the scripts (see ``_write_scripts``) and the starter's root gets
+    their ``train_*.py`` launchers. Returns the launchers' names.
     """
-    scripts = _layer_scripts(layer, cal)
-    if not scripts:
+    if _write_scripts(layer, cal, out, keep) is None:
         return []
-    pkg = out / "mt_examples"
-    pkg.mkdir()
-    helpers = REPO / "examples" / "mt_examples"
-    for name in ("__init__.py", "support.py", "toy.py"):
-        shutil.copy2(helpers / name, pkg / name)
     launchers = []
-    for script in scripts:
-        path = REPO / script
-        text = path.read_text(encoding="utf-8")
-        try:
-            blocks = find_blocks(text, script)
-        except MarkerError as e:
-            raise CourseError(str(e)) from e
-        (pkg / path.name).write_text(render(text, blocks), "utf-8")
-        launcher = REPO / "examples" / path.name
+    for script in cal.scripts_of(layer.name):
+        launcher = REPO / "examples" / Path(script).name
         if launcher.is_file():
-            shutil.copy2(launcher, out / path.name)
-            launchers.append(path.name)
+            shutil.copy2(launcher, out / launcher.name)
+            launchers.append(launcher.name)
     return launchers
 
 
@@ -269,6 +303,7 @@ def _student_readme(layer: Layer, cal: Calendar, week: int | None) -> str:
         "## Tasks\n\n"
         "| Task | What | Run its tests | Points |\n|---|---|---|---|\n"
         f"{rows}\n\n"
+        f"{_test_env_readme(layer)}"
         "`pytest` runs every test. The tests you see are the public ones; grading adds "
         "hidden tests of the same tasks and always uses its own copy of the tests, so "
         "editing them changes nothing. Each task has a time limit when graded: an endless "
@@ -279,9 +314,23 @@ def _student_readme(layer: Layer, cal: Calendar, week: int | None) -> str:
     )
 
 
+def _test_env_readme(layer: Layer) -> str:
+    """The README's sentence on the environment the tests need without a GPU, if any."""
+    if not layer.test_env:
+        return ""
+    env = " ".join(f"{k}={v}" for k, v in layer.test_env.items())
+    return (
+        "Without an NVIDIA GPU, run the tests with the kernels on Numba's CUDA simulator "
+        f"(the workflow does): `{env} pytest -m {layer.task_ids[0]}`.\n\n"
+    )
+
+
 def _training_readme(layer: Layer, cal: Calendar) -> str:
-    """The README's section on the layer's training scripts (empty if it has none)."""
-    scripts = _layer_scripts(layer, cal)
+    """The README's section on the layer's training scripts (empty if it has none).
+
+    It says how each training task is graded: the docstring of the layer's training tests.
+    """
+    scripts = cal.scripts_of(layer.name)
     if not scripts:
         return ""
     rows = "\n".join(
@@ -289,12 +338,16 @@ def _training_readme(layer: Layer, cal: Calendar) -> str:
         f"`python {Path(s).name} --help`"
         for s, t in scripts.items()
     )
+    graded = "".join(
+        f"\n{ast.get_docstring(ast.parse(path.read_text(encoding='utf-8'))) or ''}\n"
+        for path in sorted(layer.training_tests.glob("test_*.py"))
+    )
     return (
         "\n## Training\n\n"
         "The training script of this week is in `mt_examples/`, with the network for you to "
         "write (its `NotImplementedError` names the task); everything else it needs (data, "
         "the training loop, the command line) is there. Run it from this folder:\n\n"
-        f"{rows}\n"
+        f"{rows}\n{graded}"
     )
 
 
@@ -348,6 +401,9 @@ def assign(
             target.write_text(render(path.read_text(encoding="utf-8"), blocks, keep), "utf-8")
             for b in blocks:
                 starter.blocks[b.task] = starter.blocks.get(b.task, 0) + 1
+        for blocks in script_blocks(layer, cal).values():
+            for b in blocks:
+                starter.blocks[b.task] = starter.blocks.get(b.task, 0) + 1
     except MarkerError as e:
         raise CourseError(str(e)) from e
     missing = [t for t in layer.task_ids if t not in starter.blocks and t not in keep]
@@ -375,7 +431,7 @@ def assign(
     (out / "README.md").write_text(_student_readme(layer, cal, week), "utf-8")
     (out / ".github" / "workflows").mkdir(parents=True)
     (out / ".github" / "workflows" / "tests.yml").write_text(_student_workflow(layer), "utf-8")
-    _copy_scripts(layer, cal, out)
+    _copy_scripts(layer, cal, out, keep)
     (out / ".gitignore").write_text("__pycache__/\n*.egg-info/\n.venv/\n.hypothesis/\n")
     if wheels:
         _wheelhouse(cal, cal.closure(layer.name), out / "wheels")
@@ -417,14 +473,28 @@ settings.load_profile("course")
 """
 
 
-def _test_tree(layer: Layer, where: Path, *, hidden: bool, solution: bool = False) -> Path:
+def _test_tree(
+    layer: Layer,
+    where: Path,
+    *,
+    hidden: bool,
+    solution: bool = False,
+    data: Path | None = None,
+) -> Path:
     """A fresh copy of the repository's tests of ``layer`` (and hidden ones) to run.
 
     The solution-only tests (of code the starter leaves out) are copied for ``solution``.
+    The course's training tests join the public ones in ``tests/`` (they are graded like
+    them, but not in the starter: they need the course's data and, for nn, its fast
+    kernels), and ``data`` (the training data subset, if any) becomes ``data/``.
     """
     where.mkdir(parents=True)
     ignore = _ignore if solution else _solution_only_tests(layer)
     shutil.copytree(layer.path / "tests", where / "tests", ignore=ignore)
+    if layer.training_tests.is_dir():
+        shutil.copytree(layer.training_tests, where / "tests", ignore=_ignore, dirs_exist_ok=True)
+    if data is not None:
+        shutil.copytree(data, where / "data")
     if hidden and layer.hidden_tests.is_dir():
         shutil.copytree(layer.hidden_tests, where / "hidden", ignore=_ignore)
     (where / "conftest.py").write_text(
@@ -448,6 +518,36 @@ def _wheelhouse(cal: Calendar, layers: Iterable[str], where: Path) -> Path:
         _check_version(layer)
         build_wheel(layer.path, where)
     return where
+
+
+def _training_data(
+    layer: Layer, where: Path, source: Path | None, *, required: bool
+) -> Path | None:
+    """Write the layer's training data subset (course.toml's ``training-data``) into ``where``.
+
+    Returns None if the layer needs none, or (unless ``required``) if there is no real data
+    to make it from (``source``, else ``$MINITORCH_DATA``): its training tests then skip.
+
+    Raises:
+        CourseError: if the subset is ``required`` and cannot be made.
+    """
+    if not layer.training_data:
+        return None
+    src = source_dir(source)
+    if src is None:
+        if required:
+            raise CourseError(
+                f"the {layer.name} training tests need a subset of the real data: set "
+                "MINITORCH_DATA (or --data-dir) to a folder with mnist/, sst2/ and glove/"
+            )
+        return None
+    try:
+        return make_subset(src, where, layer.training_data)
+    except DataError as e:
+        if required:
+            raise CourseError(str(e)) from e
+        print(f"note: no training data subset for {layer.name}: {e}")
+        return None
 
 
 def _check_version(layer: Layer) -> None:
@@ -478,7 +578,7 @@ def _is_scaffold(layer: Layer, nodeid: str) -> bool:
 
 
 def _judge_starter(
-    layer: Layer, record: dict[str, Any], package_dir: Path, on_solution: str | None
+    layer: Layer, record: dict[str, Any], code_dirs: tuple[Path, ...], on_solution: str | None
 ) -> str | None:
     """Why this test's outcome on the starter is wrong, or None if it is right.
 
@@ -495,7 +595,7 @@ def _judge_starter(
         if record["outcome"] in ("passed", "skipped"):
             return None
         if scaffold and record["outcome"] == "failed":
-            return _from_solution_block(layer, record, package_dir)
+            return _from_solution_block(layer, record, code_dirs)
         errs = "; ".join(f"{e['type']}: {e['message'][:200]}" for e in record["errors"])
         return f"{nodeid}: should pass on the starter (not a task's test), got {errs}"
     if record["outcome"] == "skipped" and on_solution == "skipped":
@@ -507,11 +607,16 @@ def _judge_starter(
             f"{nodeid} (marked {', '.join(sorted(tasks))}) should fail with "
             f"NotImplementedError on the starter, but {record['outcome']}"
         )
-    return _from_solution_block(layer, record, package_dir)
+    return _from_solution_block(layer, record, code_dirs)
 
 
-def _from_solution_block(layer: Layer, record: dict[str, Any], package_dir: Path) -> str | None:
-    """None if the test failed only with NotImplementedError raised by a solution block."""
+def _from_solution_block(
+    layer: Layer, record: dict[str, Any], code_dirs: tuple[Path, ...]
+) -> str | None:
+    """None if the test failed only with NotImplementedError raised by a solution block.
+
+    ``code_dirs`` are the starter's code: its installed package and its training scripts.
+    """
     nodeid = record["nodeid"]
 
     def from_block(e: dict[str, Any]) -> bool:
@@ -520,7 +625,7 @@ def _from_solution_block(layer: Layer, record: dict[str, Any], package_dir: Path
             e["type"] == "NotImplementedError"
             and m is not None
             and f"task{m.group(1)}_{m.group(2)}" in layer.task_ids
-            and Path(e["file"] or "").resolve().is_relative_to(package_dir)
+            and any(Path(e["file"] or "").resolve().is_relative_to(d) for d in code_dirs)
         )
 
     for e in record["errors"]:
@@ -534,25 +639,38 @@ def _from_solution_block(layer: Layer, record: dict[str, Any], package_dir: Path
 
 
 def _one_task_problems(
-    layer: Layer, cal: Calendar, root: Path, python: Path, say: Callable[..., None]
+    layer: Layer,
+    cal: Calendar,
+    root: Path,
+    python: Path,
+    say: Callable[..., None],
+    scripts: Path | None = None,
+    data: Path | None = None,
 ) -> list[str]:
     """Each task's tests must fail when only that task is missing (``check --one-task``).
 
     The starter's code with every other task's functions from the solution (as the grader
     runs each task): a test of the task that passes then runs none of its code, so it
     would give its points away (list it in ``scaffold-tests`` or mark it with the task
-    whose code it runs).
+    whose code it runs). A training task runs the whole solution package (as graded) with
+    the starter's training ``scripts``.
     """
     solution = _solution_overlay(layer, root / "one-task-solution")
+    training = cal.training_tasks(layer.name)
     problems = []
     for task in layer.task_ids:
-        code = overlay(root / "starter" / "src", layer.name, solution, task, root / f"ot-{task}")
+        if task in training:
+            code = layer.path / "src"
+        else:
+            code = overlay(
+                root / "starter" / "src", layer.name, solution, task, root / f"ot-{task}"
+            )
         try:
             check_imports(python, code, layer.name)  # the overlay, not the installed starter
         except SubmissionError as e:
             problems.append(f"only {task} missing: {e}")
             continue
-        tests = _test_tree(layer, root / f"run-ot-{task}", hidden=True)
+        tests = _test_tree(layer, root / f"run-ot-{task}", hidden=True, data=data)
         paths = ["tests", "hidden"] if (tests / "hidden").exists() else ["tests"]
         t0 = time.perf_counter()
         run = run_pytest(
@@ -561,7 +679,7 @@ def _one_task_problems(
             tests,
             timeout=30 * 60,
             output_limit=cal.output_limit,
-            pythonpath=(code,),
+            pythonpath=(code, *([scripts] if scripts else [])),
         )
         say(
             f"{layer.name}: only {task} missing: {len(run.tests)} tests in "
@@ -598,6 +716,7 @@ def check(
     say = print if verbose else (lambda *_: None)
     try:
         blocks = scan_blocks(layer)
+        scripts = script_blocks(layer, cal)
     except MarkerError as e:
         return [str(e)]
     counts: dict[str, int] = {}
@@ -608,6 +727,9 @@ def check(
         f"solution block for {t}, which is not a task of {layer.name} in course.toml"
         for t in sorted(set(counts) - set(layer.task_ids))
     ]
+    for bl in scripts.values():
+        for b in bl:
+            counts[b.task] = counts.get(b.task, 0) + 1
     missing = [t for t in layer.task_ids if t not in counts]
     if missing:
         problems.append(f"no solution blocks for tasks {', '.join(missing)}")
@@ -630,6 +752,20 @@ def check(
         shared = (REPO / "packages" / "mt-root", *(cal.layer(n).path for n in lower))
         wheels = root / "wheels"
         build_wheel(root / "starter", wheels / "starter")
+        # The training scripts (solution, and the starter's as written) and the data subset
+        # their tests train on (skipped without the real data).
+        script_dirs: dict[str, Path | None] = {
+            "solution": _write_scripts(
+                layer, cal, root / "scripts-solution", frozenset(layer.task_ids)
+            ),
+            "starter": None,
+        }
+        if (root / "starter" / "mt_examples").is_dir():
+            shutil.copytree(root / "starter" / "mt_examples", root / "scripts-starter/mt_examples")
+            script_dirs["starter"] = root / "scripts-starter"
+        data = _training_data(layer, root / "data", None, required=False)
+        if layer.training_data and data is None:
+            say(f"{layer.name}: no MINITORCH_DATA: the training tests on real data skip")
 
         outcomes: dict[str, list[dict[str, Any]]] = {}
         package_dirs: dict[str, Path] = {}
@@ -657,8 +793,9 @@ def check(
             package_dirs[kind] = Path(imp.stdout.strip()).parent.resolve()
             pythons[kind] = python
             tests = _test_tree(
-                layer, root / f"run-{kind}", hidden=True, solution=kind == "solution"
+                layer, root / f"run-{kind}", hidden=True, solution=kind == "solution", data=data
             )
+            here = script_dirs[kind]
             t0 = time.perf_counter()
             run = run_pytest(
                 python,
@@ -668,6 +805,7 @@ def check(
                 tests,
                 timeout=30 * 60,
                 output_limit=cal.output_limit,
+                pythonpath=(here,) if here else (),
             )
             say(f"{layer.name}: {kind}: {len(run.tests)} tests in {time.perf_counter() - t0:.1f}s")
             if not run.finished:
@@ -682,13 +820,15 @@ def check(
             if r["outcome"] not in ("passed", "skipped")
         ]
         on_solution = {r["nodeid"]: r["outcome"] for r in solution}
+        starter_scripts = script_dirs["starter"]
+        code_dirs = (
+            package_dirs.get("starter", root / "starter"),
+            *([(starter_scripts / "mt_examples").resolve()] if starter_scripts else []),
+        )
         problems += [
             p
             for r in outcomes.get("starter", [])
-            if (
-                p := _judge_starter(layer, r, package_dirs["starter"], on_solution.get(r["nodeid"]))
-            )
-            is not None
+            if (p := _judge_starter(layer, r, code_dirs, on_solution.get(r["nodeid"]))) is not None
         ]
         for t in layer.task_ids:
             n = sum(t in r["tasks"] for r in solution)
@@ -702,15 +842,21 @@ def check(
             if solution and f"tests/{s}" not in listed
         ]
         if one_task and "starter" in pythons:
-            problems += _one_task_problems(layer, cal, root, pythons["starter"], say)
+            problems += _one_task_problems(
+                layer, cal, root, pythons["starter"], say, script_dirs["starter"], data
+            )
     return problems
 
 
 # ---------------------------------------------------------------------------------- grade
 
 
-def _solution_overlay(layer: Layer, where: Path) -> Path:
-    """The layer's solution sources and which function holds which task (``overlay``)."""
+def _solution_overlay(layer: Layer, where: Path, spec: GradeSpec | None = None) -> Path:
+    """The layer's solution sources and which function holds which task (``overlay``).
+
+    With ``spec`` of a layer with training tasks, ``package/`` holds the whole solution
+    package with its entry points: a training task is graded with it (``grade_tasks``).
+    """
     table: dict[str, dict[str, list[str]]] = {}
     for path, blocks in scan_blocks(layer).items():
         rel = path.relative_to(layer.src).as_posix()
@@ -727,6 +873,17 @@ def _solution_overlay(layer: Layer, where: Path) -> Path:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(render(text, blocks, frozenset(b.task for b in blocks)), "utf-8")
     (where / "blocks.json").write_text(json.dumps(table, indent=1) + "\n", "utf-8")
+    if spec is not None and spec.training_tasks:
+        shutil.copytree(layer.src, where / "package" / "minitorch" / layer.name, ignore=_ignore)
+        register(where / "package", spec)
+    return where
+
+
+def _write_helpers(where: Path) -> Path:
+    """The course's copies of the modules the training scripts import, in ``where``."""
+    where.mkdir(parents=True)
+    for name in _SCRIPT_HELPERS:
+        shutil.copy2(REPO / "examples" / "mt_examples" / name, where / name)
     return where
 
 
@@ -745,6 +902,8 @@ def grade_spec(layer: Layer, cal: Calendar, time_limit: float | None = None) -> 
             for group, entries in layer.pyproject()["project"].get("entry-points", {}).items()
             for name, value in entries.items()
         ),
+        cal.training_tasks(layer.name),
+        tuple(dict.fromkeys(Path(s).name for s in cal.scripts_of(layer.name))),
     )
 
 
@@ -754,12 +913,15 @@ def grade(
     *,
     cal: Calendar | None = None,
     time_limit: float | None = None,
+    data_dir: Path | None = None,
 ) -> dict[str, Any]:
     """Grade a student's directory (or a zip of it); return Gradescope's ``results.json``.
 
     Each task runs in its own process, on a fresh copy of this repository's public and
-    hidden tests (never the student's), with only ``src/minitorch/<layer>`` taken from the
-    student and the lower layers installed from the checkout's wheels.
+    hidden tests (never the student's), with only ``src/minitorch/<layer>`` (and the
+    training scripts in ``mt_examples/``) taken from the student and the lower layers
+    installed from the checkout's wheels. The training data subset is made from
+    ``data_dir`` (else ``$MINITORCH_DATA``); without it, tests that need it skip.
 
     Raises:
         SubmissionError: the submission is missing, empty, or does not import.
@@ -769,14 +931,16 @@ def grade(
     spec = grade_spec(layer, cal, time_limit)
     with tempfile.TemporaryDirectory(prefix=f"course-grade-{layer.name}-") as tmp:
         root = Path(tmp)
-        code = find_package(student, layer.name, root)
+        helpers = _write_helpers(root / "helpers" / "mt_examples") if spec.scripts else None
+        code = find_package(student, layer.name, root, spec.scripts, helpers)
         register(code, spec)
         wheels = _wheelhouse(cal, cal.closure(layer.name), root / "wheels")
         reqs = [f"mt-{d}=={cal.layer(d).solution_version}" for d in cal.closure(layer.name)]
         python = make_venv(root / "venv", wheels, reqs)
         check_imports(python, code, layer.name)
-        template = _test_tree(layer, root / "template", hidden=True)
-        solution = _solution_overlay(layer, root / "solution")
+        data = _training_data(layer, root / "data", data_dir, required=False)
+        template = _test_tree(layer, root / "template", hidden=True, data=data)
+        solution = _solution_overlay(layer, root / "solution", spec)
         return grade_tasks(python, code, spec, template, root, solution)
 
 
@@ -837,7 +1001,12 @@ def _zip_dir(folder: Path, out: Path) -> None:
 
 
 def autograder(
-    layer_name: str, out: Path, *, cal: Calendar | None = None, time_limit: float | None = None
+    layer_name: str,
+    out: Path,
+    *,
+    cal: Calendar | None = None,
+    time_limit: float | None = None,
+    data_dir: Path | None = None,
 ) -> Path:
     """Write the Gradescope autograder bundle of ``layer_name`` to the zip file ``out``.
 
@@ -845,11 +1014,15 @@ def autograder(
     wheels, from ``wheels/``, and the third-party packages of ``requirements.txt``),
     ``run_autograder`` (grades ``/autograder/submission``), the grading code
     (``grader/``: this tool's ``grading.py``, ``markers.py``, ``runner.py``, ``probe.py`` and
-    the layer's ``spec.json``) and the layer's public and hidden tests (``suite/``).
+    the layer's ``spec.json``) and the layer's public and hidden tests (``suite/``). A
+    layer with training tasks also gets the solution package they are graded with
+    (``solution/package/``), the course's copies of the modules its training scripts import
+    (``helpers/mt_examples/``) and the data subset its training tests train on
+    (``suite/data/``, made from ``data_dir``, else ``$MINITORCH_DATA``).
 
     Raises:
-        CourseError: if ``out`` is not a ``.zip`` path, or the checkout's versions disagree
-            with course.toml.
+        CourseError: if ``out`` is not a ``.zip`` path, the checkout's versions disagree
+            with course.toml, or the layer's training data cannot be made.
     """
     cal = cal or load_calendar()
     layer = cal.layer(layer_name)
@@ -863,11 +1036,13 @@ def autograder(
         (b / "grader").mkdir()
         for name in ("grading.py", "markers.py", "runner.py", "probe.py"):
             shutil.copy2(Path(__file__).with_name(name), b / "grader" / name)
-        (b / "grader" / "spec.json").write_text(
-            grade_spec(layer, cal, time_limit).to_json(), "utf-8"
-        )
-        _test_tree(layer, b / "suite", hidden=True)
-        _solution_overlay(layer, b / "solution")
+        spec = grade_spec(layer, cal, time_limit)
+        (b / "grader" / "spec.json").write_text(spec.to_json(), "utf-8")
+        data = _training_data(layer, Path(tmp) / "data", data_dir, required=True)
+        _test_tree(layer, b / "suite", hidden=True, data=data)
+        _solution_overlay(layer, b / "solution", spec)
+        if spec.scripts:
+            _write_helpers(b / "helpers" / "mt_examples")
         project = layer.pyproject()["project"]
         third = [r for r in project.get("dependencies", []) if not r.startswith("mt-")]
         test_extra = project.get("optional-dependencies", {}).get(
@@ -947,10 +1122,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--layer", required=True)
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--time-limit", type=float, help="seconds per task (course.toml)")
+    p.add_argument("--data-dir", type=Path, help="real data for the training subset")
     p = sub.add_parser("autograder", help="write a layer's Gradescope autograder bundle")
     p.add_argument("layer")
     p.add_argument("--out", type=Path, required=True, help="the zip file to write")
     p.add_argument("--time-limit", type=float, help="seconds per task (course.toml)")
+    p.add_argument(
+        "--data-dir",
+        type=Path,
+        help="real data for the training subset (default: $MINITORCH_DATA)",
+    )
     p = sub.add_parser("week", help="print a week's dates, starters and release tags")
     p.add_argument("week", type=int)
     p.add_argument("--json", action="store_true", help="as JSON (for scripts)")
@@ -984,14 +1165,18 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "grade":
             if args.time_limit is not None and args.time_limit <= 0:
                 raise CourseError(f"--time-limit must be positive, got {args.time_limit:g}")
-            res = grade(args.dir, args.layer, cal=cal, time_limit=args.time_limit)
+            res = grade(
+                args.dir, args.layer, cal=cal, time_limit=args.time_limit, data_dir=args.data_dir
+            )
             args.out.write_text(json.dumps(res, indent=2) + "\n", "utf-8")
             for t in res["tests"]:
                 print(f"{t['name']}: {t['score']:g}/{t['max_score']:g}")
             print(f"total: {res['score']:g}")
             return 0
         if args.command == "autograder":
-            zipped = autograder(args.layer, args.out, cal=cal, time_limit=args.time_limit)
+            zipped = autograder(
+                args.layer, args.out, cal=cal, time_limit=args.time_limit, data_dir=args.data_dir
+            )
             print(f"wrote {zipped} ({zipped.stat().st_size / 1e6:.1f} MB)")
             return 0
         plan = week_plan(args.week, cal)

@@ -46,6 +46,8 @@ class GradeSpec:
     output_limit: int
     version: str = "0"
     entry_points: tuple[tuple[str, str, str], ...] = ()  # (group, name, object reference)
+    training_tasks: tuple[str, ...] = ()  # tasks whose code is a training script's network
+    scripts: tuple[str, ...] = ()  # those scripts' file names in mt_examples/
 
     def to_json(self) -> str:
         """The spec as JSON (``spec.json`` of the bundle)."""
@@ -64,6 +66,8 @@ class GradeSpec:
             int(d["output_limit"]),
             str(d.get("version", "0")),
             tuple((g, n, v) for g, n, v in d.get("entry_points", ())),
+            tuple(d.get("training_tasks", ())),
+            tuple(d.get("scripts", ())),
         )
 
 
@@ -99,12 +103,20 @@ def _candidates(root: Path, layer: str, depth: int = 3) -> list[Path]:
     return found
 
 
-def find_package(submission: Path, layer: str, scratch: Path) -> Path:
+def find_package(
+    submission: Path,
+    layer: str,
+    scratch: Path,
+    scripts: tuple[str, ...] = (),
+    helpers: Path | None = None,
+) -> Path:
     """Copy the submission's ``minitorch/<layer>`` into ``scratch``; return what to import from.
 
     ``submission`` is a starter folder, a zip of one, or a folder whose only content is such
     a zip (as a grading service may deliver an upload). The package is looked for as
-    ``src/minitorch/<layer>`` (or ``minitorch/<layer>``) up to three folders deep.
+    ``src/minitorch/<layer>`` (or ``minitorch/<layer>``) up to three folders deep. The
+    training ``scripts`` the submission has in ``mt_examples/`` beside ``src/`` come too,
+    into ``mt_examples/`` with the course's copies of the modules they import (``helpers``).
 
     Raises:
         SubmissionError: if ``submission`` does not exist, is empty, or holds no package.
@@ -131,6 +143,15 @@ def find_package(submission: Path, layer: str, scratch: Path) -> Path:
         )
     code = scratch / "code"
     shutil.copytree(found[0], code / "minitorch" / layer, ignore=_ignore)
+    if scripts:
+        pkg = code / "mt_examples"
+        if helpers is not None:
+            shutil.copytree(helpers, pkg, ignore=_ignore)
+        for base in (found[0].parents[2], found[0].parents[1]):
+            for name in scripts:
+                if (base / "mt_examples" / name).is_file() and not (pkg / name).exists():
+                    pkg.mkdir(exist_ok=True)
+                    shutil.copy2(base / "mt_examples" / name, pkg / name)
     return code
 
 
@@ -412,7 +433,9 @@ def grade_tasks(
     ``template`` holds the course's tests as they run (``tests/``, ``hidden/``,
     ``conftest.py``, ``pytest.ini``): each task runs on a fresh copy of it, in its own
     process, with the spec's time and output limits. With ``solution`` (see
-    :func:`overlay`), each task runs with the other tasks' functions taken from it.
+    :func:`overlay`), each task runs with the other tasks' functions taken from it; a
+    training task runs the whole solution package (``solution/package``) with the student's
+    training scripts (``code/mt_examples``).
     """
     entries: list[dict[str, Any]] = []
     t0 = time.perf_counter()
@@ -420,16 +443,18 @@ def grade_tasks(
         tests = scratch / f"run-{task[0]}"
         shutil.copytree(template, tests)
         paths = ["tests", "hidden"] if (tests / "hidden").exists() else ["tests"]
-        here = code
-        if solution is not None:
-            here = overlay(code, spec.layer, solution, task[0], scratch / f"code-{task[0]}")
+        here: tuple[Path, ...] = (code,)
+        if solution is not None and task[0] in spec.training_tasks:
+            here = (solution / "package", code)
+        elif solution is not None:
+            here = (overlay(code, spec.layer, solution, task[0], scratch / f"code-{task[0]}"),)
         run = run_pytest(
             python,
             ["-q", "--tb=no", "-m", task[0], *paths],
             tests,
             timeout=spec.time_limit,
             output_limit=spec.output_limit,
-            pythonpath=(here,),
+            pythonpath=here,
         )
         entries += _task_entries(spec, task, run, None)
     return _results(spec, entries, time.perf_counter() - t0)
@@ -471,7 +496,13 @@ def main() -> int:
         scratch = Path(tmp)
         python = Path(sys.executable)
         try:
-            code = find_package(root / "submission", spec.layer, scratch)
+            code = find_package(
+                root / "submission",
+                spec.layer,
+                scratch,
+                spec.scripts,
+                source / "helpers" / "mt_examples",
+            )
             register(code, spec)
             check_imports(python, code, spec.layer)
         except SubmissionError as e:

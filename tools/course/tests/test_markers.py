@@ -7,7 +7,7 @@ import textwrap
 import pytest
 import tomllib
 from config import CalendarError, load_calendar
-from course import CourseError, assign, main, scan_blocks, week_plan
+from course import CourseError, assign, main, scan_blocks, script_blocks, week_plan
 from markers import MarkerError, find_blocks, render
 
 SOURCE = textwrap.dedent(
@@ -114,11 +114,19 @@ def test_calendar_of_the_repository_is_consistent():
         "tags": [f"mt-operators-v{cal.layer('operators').solution_version}"],
     }
     assert cal.closure("nn") == ["operators", "autodiff", "tensor", "fast"]
-    # Every layer has blocks for exactly its tasks.
+    # Every layer has blocks for exactly its tasks: a training task's are in its script.
     for name in cal.layers:
         layer = cal.layer(name)
         tasks = {b.task for blocks in scan_blocks(layer).values() for b in blocks}
-        assert tasks == set(layer.task_ids)
+        training = {b.task for blocks in script_blocks(layer, cal).values() for b in blocks}
+        assert tasks | training == set(layer.task_ids)
+        assert not tasks & training
+        assert training == set(cal.training_tasks(name))
+        # Each training task is graded by the course's training tests.
+        for task in training:
+            tests = "".join(p.read_text() for p in layer.training_tests.glob("test_*.py"))
+            assert f"pytest.mark.{task}" in tests, (name, task)
+    assert cal.training_tasks("fast") == ("task3_5",)
 
 
 def test_week_prints_a_table_by_default_and_json_when_asked(capsys):
@@ -212,15 +220,47 @@ def test_fast_starter_runs_the_plain_kernels_without_the_tuned_ones(tmp_path):
 def test_training_scripts_mark_their_task_only():
     cal = load_calendar()
     assert cal.scripts
-    for script, task in cal.scripts.items():
+    for script, tasks in cal.scripts.items():
         path = load_calendar.__globals__["REPO"] / script
         source = path.read_text()
         blocks = find_blocks(source, script)
         assert blocks, script
-        assert {b.task for b in blocks} == {task}, script
+        assert {b.task for b in blocks} == {tasks[0]}, script
         out = render(source, blocks)
         ast.parse(out)
         assert "SOLUTION" not in out
+
+
+def test_fast_starter_carries_train_tensor_for_task_3_5(tmp_path):
+    cal = load_calendar()
+    out = tmp_path / "s"
+    assign("fast", out, cal=cal, wheels=False)
+    script = (out / "mt_examples/train_tensor.py").read_text()
+    assert 'NotImplementedError("Task 3.5: implement Network.logit")' in script
+    assert "Task 2.5" not in script
+    assert (out / "train_tensor.py").is_file()
+    readme = (out / "README.md").read_text()
+    assert "python train_tensor.py --help" in readme
+    assert "--backend fast --hidden 100" in readme  # how the task is graded
+    # The training tests are the grader's: they need the course's data and fast kernels.
+    assert not list((out / "tests").glob("test_training_*.py"))
+    kept = tmp_path / "k"
+    assign("fast", kept, keep=frozenset({"task3_5"}), cal=cal, wheels=False)
+    assert "NotImplementedError" not in (kept / "mt_examples/train_tensor.py").read_text()
+
+
+def test_nn_readme_says_how_training_is_graded(tmp_path):
+    assign("nn", tmp_path / "s", cal=load_calendar(), wheels=False)
+    readme = (tmp_path / "s/README.md").read_text()
+    assert "first 2,000 training images" in readme
+    assert "75%" in readme
+
+
+def test_cuda_starter_runs_its_tests_on_the_simulator_without_a_gpu(tmp_path):
+    assign("cuda", tmp_path / "s", cal=load_calendar(), wheels=False)
+    assert "`NUMBA_ENABLE_CUDASIM=1 pytest -m task3_3`" in (tmp_path / "s/README.md").read_text()
+    workflow = (tmp_path / "s/.github/workflows/tests.yml").read_text()
+    assert '    env:\n      NUMBA_ENABLE_CUDASIM: "1"\n    steps:' in workflow
 
 
 def test_the_graded_package_gets_the_layers_entry_points(tmp_path):

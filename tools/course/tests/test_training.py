@@ -1,0 +1,83 @@
+"""The training tasks: the data subset they are graded on, and the scripts the grader takes."""
+
+import gzip
+
+import pytest
+from grading import find_package
+from training_data import DataError, make_subset
+
+
+def idx(kind: int, sizes: list[int], payload: bytes) -> bytes:
+    head = bytes([0, 0, 8, len(sizes)]) + b"".join(s.to_bytes(4, "big") for s in sizes)
+    return head + payload
+
+
+@pytest.fixture
+def real(tmp_path):
+    """A miniature of the real data's layout: 5 MNIST images of 2 x 2, 3 SST-2 sentences."""
+    root = tmp_path / "real"
+    (root / "mnist").mkdir(parents=True)
+    for stem, n in (("train", 5), ("t10k", 4)):
+        with gzip.open(root / f"mnist/{stem}-images-idx3-ubyte.gz", "wb") as f:
+            f.write(idx(3, [n, 2, 2], bytes(range(4 * n))))
+        (root / f"mnist/{stem}-labels-idx1-ubyte").write_bytes(idx(1, [n], bytes(range(n))))
+    (root / "sst2").mkdir()
+    rows = "sentence\tlabel\na fine film\t1\na dull one\t0\nmore words here\t1\n"
+    (root / "sst2/train.tsv").write_text(rows)
+    (root / "sst2/dev.tsv").write_text("sentence\tlabel\nfine\t1\n")
+    (root / "glove").mkdir()
+    vectors = "".join(f"{w} 0.1 0.2\n" for w in ("a", "fine", "film", "dull", "one", "more"))
+    with gzip.open(root / "glove/glove50_sst2.txt.gz", "wt") as f:
+        f.write(vectors)
+    return root
+
+
+def test_subset_is_the_first_items_in_the_same_format(real, tmp_path):
+    counts = {"mnist-train": 3, "mnist-test": 2, "sst2-train": 2, "sst2-dev": 1}
+    out = make_subset(real, tmp_path / "a", counts)
+    images = gzip.decompress((out / "mnist/train-images-idx3-ubyte.gz").read_bytes())
+    assert images == idx(3, [3, 2, 2], bytes(range(12)))
+    labels = gzip.decompress((out / "mnist/t10k-labels-idx1-ubyte.gz").read_bytes())
+    assert labels == idx(1, [2], bytes(range(2)))
+    assert (out / "sst2/train.tsv").read_text().splitlines() == [
+        "sentence\tlabel",
+        "a fine film\t1",
+        "a dull one\t0",
+    ]
+    glove = gzip.decompress((out / "glove/glove50_sst2.txt.gz").read_bytes()).decode()
+    # The vectors of the subset's words only ("more" is in the third sentence).
+    assert [line.split()[0] for line in glove.splitlines()] == ["a", "fine", "film", "dull", "one"]
+    # The same bytes every time (gzip without a timestamp): a bundle is reproducible.
+    again = make_subset(real, tmp_path / "b", counts)
+    for path in out.rglob("*.gz"):
+        assert path.read_bytes() == (again / path.relative_to(out)).read_bytes()
+
+
+def test_missing_or_small_data_is_a_clear_error(real, tmp_path):
+    with pytest.raises(DataError, match="holds 5 items, fewer than the 9"):
+        make_subset(real, tmp_path / "a", {"mnist-train": 9})
+    with pytest.raises(DataError, match="MINITORCH_DATA"):
+        make_subset(tmp_path / "nothing", tmp_path / "b", {"sst2-dev": 1})
+    with pytest.raises(DataError, match="unknown training-data"):
+        make_subset(real, tmp_path / "c", {"cifar-train": 1})
+
+
+def test_the_grader_takes_the_students_scripts_and_the_courses_helpers(tmp_path):
+    starter = tmp_path / "starter"
+    (starter / "src/minitorch/tensor").mkdir(parents=True)
+    (starter / "src/minitorch/tensor/__init__.py").write_text("")
+    (starter / "mt_examples").mkdir()
+    (starter / "mt_examples/train_tensor.py").write_text("NETWORK = 'mine'\n")
+    (starter / "mt_examples/toy.py").write_text("CHEAT = True\n")  # not the student's to grade
+    helpers = tmp_path / "helpers"
+    helpers.mkdir()
+    (helpers / "toy.py").write_text("COURSE = True\n")
+    (helpers / "__init__.py").write_text("")
+    code = find_package(starter, "tensor", tmp_path / "scratch", ("train_tensor.py",), helpers)
+    assert (code / "mt_examples/train_tensor.py").read_text() == "NETWORK = 'mine'\n"
+    assert (code / "mt_examples/toy.py").read_text() == "COURSE = True\n"
+    # A submission without the script still grades its package (the training tests fail).
+    (starter / "mt_examples/train_tensor.py").unlink()
+    code = find_package(starter, "tensor", tmp_path / "again", ("train_tensor.py",), helpers)
+    assert not (code / "mt_examples/train_tensor.py").exists()
+    assert (code / "minitorch/tensor/__init__.py").is_file()
