@@ -199,6 +199,44 @@ def test_matmul_backward_against_formula() -> None:
 
 
 @pytest.mark.task3_2
+def test_matmul_backward_skips_a_constant_input() -> None:
+    # A layer's data needs no gradient: MatMul.backward returns None for it, and the
+    # weight's gradient is still a.T @ g.
+    a, b, g = big(40, 12), big(12, 30), big(40, 30)
+    ta, tb = fast(a), fast(b).requires_grad_()
+    out = ta @ tb
+    history = out.history
+    assert history is not None
+    assert history.last_fn is not None
+    assert history.ctx is not None
+    grads = history.last_fn.derivatives(history.ctx, fast(g))
+    assert grads[0] is None
+    out.backward(fast(g))
+    assert ta.grad is None
+    assert tb.grad is not None
+    np.testing.assert_allclose(tb.grad.to_numpy(), a.T @ g, rtol=1e-9, atol=1e-9)
+
+
+@BOTH
+@pytest.mark.task3_2
+@pytest.mark.parametrize(
+    ("m", "k", "n"),
+    [(400, 12, 300), (20, 3, 7), (300, 8, 2), (50, 16, 3)],
+    ids=["parallel", "serial", "two-columns", "k16"],
+)
+@pytest.mark.parametrize("layout", ["plain", "a-transposed", "b-transposed", "both"])
+def test_matmul_short_inner_dimension(
+    m: int, k: int, n: int, layout: str, be: TensorBackend
+) -> None:
+    # Inner dimensions up to 16 take the tuned kernels' unpacked path (_matmul_rows), with
+    # unit-stride rows of b or strided dot products, on one thread or in parallel.
+    a, b = big(m, k), big(k, n)
+    ta = fast(a.T, be).permute(1, 0) if layout in ("a-transposed", "both") else fast(a, be)
+    tb = fast(b.T, be).permute(1, 0) if layout in ("b-transposed", "both") else fast(b, be)
+    np.testing.assert_allclose((ta @ tb).to_numpy(), a @ b, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.task3_2
 def test_matmul_mismatch_is_an_indexing_error() -> None:
     with pytest.raises(IndexingError, match=r"\(3, 4\) @ \(5, 2\)"):
         fast(big(3, 4)) @ fast(big(5, 2))

@@ -93,11 +93,14 @@ def _like(t: Tensor, td: TensorData) -> Tensor:
     return type(t)._constant(td, t.backend)
 
 
-def _const(like: Tensor, value: float) -> Tensor:
-    """A one-element constant on ``like``'s backend (it broadcasts against anything)."""
+def _const(like: Tensor, value: float, shape: tuple[int, ...] = (1,)) -> Tensor:
+    """A one-element constant on ``like``'s backend (it broadcasts against anything).
+
+    ``shape`` is any shape of one element: ``(1,)``, ``()``, ``(1, 1)``...
+    """
     backend = like.backend
-    storage = backend.ops.storage_from_numpy(np.full(1, value))
-    return type(like)._constant(TensorData._fresh(storage, (1,), 1), backend)
+    storage = backend.ops.storage_from_numpy(np.full(1, float(value)))
+    return type(like)._constant(TensorData._fresh(storage, shape, 1), backend)
 
 
 class Function:

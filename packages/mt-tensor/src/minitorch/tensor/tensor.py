@@ -44,6 +44,7 @@ from .functions import (
     Sqrt,
     Sum,
     View,
+    _const,
     max_mask,
 )
 from .tensor_data import (
@@ -202,8 +203,7 @@ class Tensor(GraphNode):
                 check_same_device("Tensor", self.backend, b.backend)
             return b
         if type(b) is float or type(b) is int or isinstance(b, numbers.Real):
-            storage = self.backend.ops.storage_from_numpy(np.full(1, float(b)))
-            return Tensor._constant(TensorData._fresh(storage, (1,), 1), self.backend)
+            return _const(self, float(b))
         raise TypeError(f"cannot combine a Tensor with {type(b).__name__}")
 
     def to(self, backend: TensorBackend | str) -> Tensor:
@@ -346,8 +346,7 @@ class Tensor(GraphNode):
                     f"backward() on a tensor of shape {self.shape} needs a gradient argument;"
                     " gradients can be created implicitly only for one-element outputs"
                 )
-            storage = self.backend.ops.storage_from_numpy(np.ones(1))
-            grad = Tensor._constant(TensorData._fresh(storage, self.shape, 1), self.backend)
+            grad = _const(self, 1.0, self.shape)
         else:
             grad = self._ensure_tensor(grad_output)
             if grad.shape != self.shape:
@@ -365,9 +364,7 @@ class Tensor(GraphNode):
 
     # ------------------------------------------------------------------ operators
     def __add__(self, b: TensorLike) -> Tensor:
-        if type(b) is not Tensor or b.backend is not self.backend:  # else: already fine
-            b = self._ensure_tensor(b)
-        return Add.apply(self, b)
+        return Add.apply(self, self._ensure_tensor(b))
 
     def __radd__(self, b: TensorLike) -> Tensor:
         return Add.apply(self._ensure_tensor(b), self)
@@ -379,9 +376,7 @@ class Tensor(GraphNode):
         return Add.apply(self._ensure_tensor(b), Neg.apply(self))
 
     def __mul__(self, b: TensorLike) -> Tensor:
-        if type(b) is not Tensor or b.backend is not self.backend:  # as in __add__
-            b = self._ensure_tensor(b)
-        return Mul.apply(self, b)
+        return Mul.apply(self, self._ensure_tensor(b))
 
     def __rmul__(self, b: TensorLike) -> Tensor:
         return Mul.apply(self._ensure_tensor(b), self)

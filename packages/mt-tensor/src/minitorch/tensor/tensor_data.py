@@ -257,17 +257,10 @@ def _layout_arrays(
     return np.array(shape, np.int64), np.array(strides, np.int64)
 
 
-@functools.lru_cache(maxsize=1024)
-def _row_major_layout(
-    shape: tuple[int, ...],
-) -> builtins.tuple[tuple[int, ...], builtins.tuple[Shape, Strides]]:
-    """The row-major strides of ``shape`` and the kernels' arrays, in one cache lookup."""
-    return _row_major_strides(shape), _row_major_arrays(shape)
-
-
 _ROW_MAJOR: dict[tuple[int, ...], Any] = {}
-"""``_row_major_layout`` by shape, read with a plain ``dict.get`` (cheaper than a cached
-call, on every kernel output); cleared when it reaches ``_ROW_MAJOR_MAX`` shapes."""
+"""A shape's row-major strides and the kernels' arrays, read with a plain ``dict.get``
+(cheaper than a cached call, on every kernel output); cleared when it reaches
+``_ROW_MAJOR_MAX`` shapes."""
 _ROW_MAJOR_MAX = 1024
 
 
@@ -378,7 +371,7 @@ class TensorData:
         if layout is None:
             if len(_ROW_MAJOR) >= _ROW_MAJOR_MAX:
                 _ROW_MAJOR.clear()
-            layout = _ROW_MAJOR[shape] = _row_major_layout(shape)
+            layout = _ROW_MAJOR[shape] = (_row_major_strides(shape), _row_major_arrays(shape))
         td.strides, (shape_array, strides_array) = layout
         td._kernel_args = (storage, shape_array, strides_array)
         td.dims = len(shape)
