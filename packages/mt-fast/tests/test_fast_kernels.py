@@ -236,6 +236,17 @@ def test_matmul_short_inner_dimension(
     np.testing.assert_allclose((ta @ tb).to_numpy(), a @ b, rtol=1e-9, atol=1e-9)
 
 
+@BOTH
+@pytest.mark.task3_2
+@pytest.mark.parametrize("b_batch", [1, 3], ids=["b-broadcast", "b-batched"])
+def test_matmul_short_inner_batched_transposed_b(b_batch: int, be: TensorBackend) -> None:
+    # A transposed b is packed to unit-stride rows once per batch (or once, broadcast).
+    rng = np.random.default_rng(7)
+    a, b = rng.standard_normal((3, 9, 5)), rng.standard_normal((b_batch, 5, 6))
+    tb = fast(np.ascontiguousarray(b.transpose(0, 2, 1)), be).permute(0, 2, 1)
+    np.testing.assert_allclose((fast(a, be) @ tb).to_numpy(), a @ b, rtol=1e-9, atol=1e-9)
+
+
 @pytest.mark.task3_2
 def test_matmul_mismatch_is_an_indexing_error() -> None:
     with pytest.raises(IndexingError, match=r"\(3, 4\) @ \(5, 2\)"):

@@ -448,12 +448,23 @@ def _build_matmul_rows(loop: Any) -> Any:
             if by_rows:
                 row = out[o0 : o0 + cols]
                 row[:] = 0.0
-                for k in range(inner):
-                    x = a[a0 + k * a_k]
-                    b0 = n * b_b + k * b_k
-                    b_row = b[b0 : b0 + cols]
+                b0 = n * b_b
+                k = 0
+                while k + 4 <= inner:  # four rows of b per pass over the output row
+                    x0, x1 = a[a0 + k * a_k], a[a0 + (k + 1) * a_k]
+                    x2, x3 = a[a0 + (k + 2) * a_k], a[a0 + (k + 3) * a_k]
+                    r0 = b[b0 + k * b_k :]
+                    r1 = b[b0 + (k + 1) * b_k :]
+                    r2 = b[b0 + (k + 2) * b_k :]
+                    r3 = b[b0 + (k + 3) * b_k :]
                     for j in range(cols):
-                        row[j] += x * b_row[j]
+                        row[j] += x0 * r0[j] + x1 * r1[j] + x2 * r2[j] + x3 * r3[j]
+                    k += 4
+                while k < inner:
+                    x0, r0 = a[a0 + k * a_k], b[b0 + k * b_k :]
+                    for j in range(cols):
+                        row[j] += x0 * r0[j]
+                    k += 1
             else:
                 for j in range(cols):
                     b0 = n * b_b + j * b_j
@@ -517,9 +528,18 @@ def matmul(
     are. Otherwise an operand is packed when it is not k-major already, and the tiled
     kernel runs; on one thread when the product is small (see ``run``).
     """
-    batches, rows, cols, inner = (int(d) for d in (*out_shape, a_shape[2]))
+    batches, rows, cols = out_shape.tolist()
+    inner = int(a_shape[2])
     work = batches * rows * cols * inner
     if inner <= _ROWS_MAX_INNER or work < GRAIN:
+        if b_strides[2] != 1 and out_strides[2] == 1 and cols >= 4 and rows > 1:
+            # Rows of b with unit stride turn each output row into a sum of scaled rows
+            # (vectorised); packing b costs one pass over it, shared by every output row.
+            b_batches = int(b_shape[0])
+            b, b_batch, _ = _k_major(
+                b, b_batches, inner, cols, (b_strides[0], b_strides[1], b_strides[2])
+            )
+            b_strides = np.array((b_batch, cols, 1), np.int64)
         operands = (out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides)
         run(_MATMUL_ROWS, work, *operands)
         return
