@@ -185,17 +185,19 @@ class _ConvFun(Function):
         return _forward(input, weight, bias, sizes, reverse, shape)
 
     @classmethod
-    def backward(cls, ctx: Context, grad_output: Tensor) -> tuple[Tensor, ...]:
-        """Gradients for the input, the weight and (if given) the bias."""
+    def backward(cls, ctx: Context, grad_output: Tensor) -> tuple[Tensor | None, ...]:
+        """Gradients for the input, the weight and (if given) the bias.
+
+        A constant input (the images) gets None: its gradient would be thrown away.
+        """
         input, weight, bias, sizes, reverse, input_needs_grad = ctx.saved_values
         grad_weight = _weight_grad(grad_output, input, sizes, reverse, weight.shape)
+        grad_input = None
         if input_needs_grad:
             swapped = weight.permute(1, 0, *range(2, weight.dims))
             grad_input = _forward(
                 grad_output, swapped, None, _transposed(sizes), not reverse, input.shape
             )
-        else:  # a constant input (the images): its gradient would be thrown away
-            grad_input = input.zeros()
         if bias is None:
             return grad_input, grad_weight
         return grad_input, grad_weight, _bias_grad(grad_output, bias.shape)
