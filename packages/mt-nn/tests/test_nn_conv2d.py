@@ -82,7 +82,9 @@ def test_conv2d_constant_input_gets_no_gradient_but_weight_does() -> None:
     w = from_numpy(rng.standard_normal((2, 1, 3, 3)), FastBackend).requires_grad_(True)
     out = nn.conv2d(x, w)
     history = out.history
-    assert history is not None and history.last_fn is not None and history.ctx is not None
+    assert history is not None
+    assert history.last_fn is not None
+    assert history.ctx is not None
     grads = history.last_fn.backward(history.ctx, from_numpy(np.ones(out.shape), FastBackend))
     assert grads[0] is None  # not computed: nobody reads a constant's gradient
     out.sum().backward()
