@@ -422,7 +422,9 @@ def _build_matmul_tiles(loop: Any) -> Any:
             nj = min(_TILE_N, cols - j0)
             a_base = n * a_batch + i0 * a_row
             b_base = n * b_batch + j0 * b_row
-            acc = np.zeros((_TILE_M, _TILE_N), np.float64)
+            # The tile's own size, rounded up to the 4 x 4 blocks: a narrow or short output
+            # (a pooling product is 7 wide) zeroes and reads no more than it uses.
+            acc = np.zeros(((mi + 3) // 4 * 4, (nj + 3) // 4 * 4), np.float64)
             for k0 in range(0, inner, _TILE_K):
                 k1 = min(inner, k0 + _TILE_K)
                 for i in range(0, mi, 4):
