@@ -135,17 +135,8 @@ def make_map(fn: Callable[[float], float]) -> Kernel:
                 for r in loop(size // row):
                     o = _position(r * row, out_shape, out_shape, out_strides)
                     j = _position(r * row, out_shape, in_shape, in_strides)
-                    if out_step == 1 and in_step == 1:  # slices: the loop vectorises
-                        o_row, in_row = out[o : o + row], in_storage[j : j + row]
-                        for k in range(row):
-                            o_row[k] = fn(in_row[k])
-                    elif out_step == 1 and in_step == 0:  # one value along the row
-                        o_row, x = out[o : o + row], fn(in_storage[j])
-                        for k in range(row):
-                            o_row[k] = x
-                    else:
-                        for k in range(row):
-                            out[o + k * out_step] = fn(in_storage[j + k * in_step])
+                    for k in range(row):
+                        out[o + k * out_step] = fn(in_storage[j + k * in_step])
 
         return kernel
 
@@ -173,28 +164,12 @@ def make_zip(fn: Callable[[float, float], float]) -> Kernel:
                 row, out_step = _last(out_shape, out_strides)
                 _, a_step = _last(a_shape, a_strides)
                 _, b_step = _last(b_shape, b_strides)
-                # Rows of unit stride, or a value repeated along the row (a number, a bias
-                # broadcast down a column): slices, so that the loop vectorises.
-                unit = out_step == 1 and a_step <= 1 and b_step <= 1
                 for r in loop(size // row):
                     o = _position(r * row, out_shape, out_shape, out_strides)
                     ja = _position(r * row, out_shape, a_shape, a_strides)
                     jb = _position(r * row, out_shape, b_shape, b_strides)
-                    if unit and a_step == 1 and b_step == 1:
-                        o_row, a_row, b_row = out[o : o + row], a[ja : ja + row], b[jb : jb + row]
-                        for k in range(row):
-                            o_row[k] = fn(a_row[k], b_row[k])
-                    elif unit and a_step == 1:
-                        o_row, a_row, y = out[o : o + row], a[ja : ja + row], b[jb]
-                        for k in range(row):
-                            o_row[k] = fn(a_row[k], y)
-                    elif unit and b_step == 1:
-                        o_row, x, b_row = out[o : o + row], a[ja], b[jb : jb + row]
-                        for k in range(row):
-                            o_row[k] = fn(x, b_row[k])
-                    else:
-                        for k in range(row):
-                            out[o + k * out_step] = fn(a[ja + k * a_step], b[jb + k * b_step])
+                    for k in range(row):
+                        out[o + k * out_step] = fn(a[ja + k * a_step], b[jb + k * b_step])
 
         return kernel
 
