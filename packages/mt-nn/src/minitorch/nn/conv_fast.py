@@ -85,9 +85,10 @@ def conv_weight_grad(
 def _copy_run(dst, d, src, s, count):  # type: ignore[no-untyped-def]
     """``dst[d : d + count] = src[s : s + count]`` for short runs (an image row).
 
-    Unsigned indices: Numba then skips the negative-index fix-up that a signed index gets,
-    and the loop vectorises. A slice assignment per row costs more than the copy itself
-    (about 17 ns a row, where a 28-value row is a few ns of copying).
+    Unsigned indices: Numba then skips the negative-index fix-up that a signed index gets.
+    A slice assignment per row cost more than the copy itself: padding the input and the
+    output gradient of LeNet's second convolution (batch 16) took 105-145 µs with slices,
+    about 49 µs with this loop.
     """
     for k in range(count):
         dst[np.uint64(d + k)] = src[np.uint64(s + k)]
