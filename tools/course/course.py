@@ -459,6 +459,9 @@ def assign(
 
 # Checking and grading need the verdict, not the smallest failing example: no shrinking,
 # no hunting for more bugs once one is found, no example database between runs.
+#: The fixtures every layer's training tests share, appended to a graded copy's conftest.py.
+TRAINING_FIXTURES = REPO / "tools" / "course" / "training" / "conftest.py"
+
 _HYPOTHESIS_PROFILE = """
 from hypothesis import Phase  # noqa: E402
 
@@ -486,7 +489,8 @@ def _test_tree(
     The solution-only tests (of code the starter leaves out) are copied for ``solution``.
     The course's training tests join the public ones in ``tests/`` (they are graded like
     them, but not in the starter: they need the course's data and, for nn, its fast
-    kernels), and ``data`` (the training data subset, if any) becomes ``data/``.
+    kernels), with their fixtures (``TRAINING_FIXTURES``) in the generated ``conftest.py``,
+    and ``data`` (the training data subset, if any) becomes ``data/``.
     """
     where.mkdir(parents=True)
     ignore = _ignore if solution else _solution_only_tests(layer)
@@ -497,9 +501,10 @@ def _test_tree(
         shutil.copytree(data, where / "data")
     if hidden and layer.hidden_tests.is_dir():
         shutil.copytree(layer.hidden_tests, where / "hidden", ignore=_ignore)
-    (where / "conftest.py").write_text(
-        (REPO / "conftest.py").read_text(encoding="utf-8") + _HYPOTHESIS_PROFILE, "utf-8"
-    )
+    conftest = (REPO / "conftest.py").read_text(encoding="utf-8") + _HYPOTHESIS_PROFILE
+    if layer.training_tests.is_dir():  # the training tests' fixtures
+        conftest += "\n" + TRAINING_FIXTURES.read_text(encoding="utf-8")
+    (where / "conftest.py").write_text(conftest, "utf-8")
     ini = _root_pyproject()["tool"]["pytest"]["ini_options"]
     markers = "".join(f"    {m}\n" for m in ini["markers"])
     (where / "pytest.ini").write_text(

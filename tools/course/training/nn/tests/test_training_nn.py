@@ -12,9 +12,7 @@ ends with a pass over the test images), so train on a small `--train-size` to se
 fall.
 """
 
-import importlib
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pytest
@@ -30,21 +28,14 @@ MNIST_THRESHOLD = 0.75
 SST2_THRESHOLD = 0.65
 
 
-def script(name: str) -> ModuleType:
-    try:
-        return importlib.import_module(f"mt_examples.{name}")
-    except ModuleNotFoundError as e:
-        pytest.fail(f"the submission has no mt_examples/{name}.py to train ({e})")
-
-
 def data(what: str) -> Path:
     if not (DATA / what).is_dir():
         pytest.skip(f"no {what} subset in {DATA} (course staff: set MINITORCH_DATA)")
     return DATA
 
 
-def test_the_mnist_network_learns(tmp_path: Path) -> None:
-    train_mnist = script("train_mnist")
+def test_the_mnist_network_learns(tmp_path: Path, training_script) -> None:
+    train_mnist = training_script("train_mnist")
     folder = data("mnist")
     argv = ["--data-dir", str(folder), "--epochs", "3", "--no-progress", "--no-plot"]
     result = train_mnist.main([*argv, "--out-dir", str(tmp_path)])
@@ -61,8 +52,8 @@ def test_the_mnist_network_learns(tmp_path: Path) -> None:
     )
 
 
-def test_the_sentiment_network_learns() -> None:
-    train_sentiment = script("train_sentiment")
+def test_the_sentiment_network_learns(training_script) -> None:
+    train_sentiment = training_script("train_sentiment")
     folder = data("sst2")
     result = train_sentiment.main(["--data-dir", str(folder), "--epochs", "2", "--no-progress"])
     train, dev = SST2.load(folder, "train"), SST2.load(folder, "dev")
