@@ -457,11 +457,11 @@ def assign(
 # ---------------------------------------------------------------------------------- tests
 
 
-# Checking and grading need the verdict, not the smallest failing example: no shrinking,
-# no hunting for more bugs once one is found, no example database between runs.
 #: The fixtures every layer's training tests share, appended to a graded copy's conftest.py.
 TRAINING_FIXTURES = REPO / "tools" / "course" / "training" / "conftest.py"
 
+# Checking and grading need the verdict, not the smallest failing example: no shrinking,
+# no hunting for more bugs once one is found, no example database between runs.
 _HYPOTHESIS_PROFILE = """
 from hypothesis import Phase  # noqa: E402
 
