@@ -241,13 +241,53 @@ def training_note(info: Task) -> str:
     return ""
 
 
-def points_table() -> str:
-    """A markdown table of every graded task with its points (of the opened layers)."""
+def points_table(base: str = "") -> str:
+    """A markdown table of every graded task with its points (of the opened layers).
+
+    ``base`` as for :func:`layer_table`.
+    """
     opened = set(opened_layers(guide_week()))
     lines = ["| Module | Task | Marker | Points |", "| --- | --- | --- | --- |"]
     for t in tasks():
         if t.layer not in opened:
             continue
-        link = f"[{t.number}: {t.title}](modules/{t.layer}.md#{t.task})"
+        link = f"[{t.number}: {t.title}]({base}modules/{t.layer}/#{t.task})"
         lines.append(f"| {MODULE_NUMBER[t.layer]} | {link} | `{t.task}` | {t.points} |")
+    return "\n".join(lines)
+
+
+PACKAGE_SUMMARY = {
+    "operators": "scalar math, functional helpers, Module/Parameter, toy datasets",
+    "autodiff": "central difference, Scalar, backpropagation, optimizers",
+    "tensor": "strided tensors, broadcasting, the backend protocol, tensor autodiff",
+    "fast": "the parallel CPU backend (Numba)",
+    "cuda": "the CUDA backend (Numba CUDA; the simulator runs it without a GPU)",
+    "nn": "convolution, pooling, softmax, dropout, layers, MNIST and SST-2",
+}
+
+
+def layer_table(base: str = "") -> str:
+    """A markdown table of the layers (opened by the guide's week), linked to their pages.
+
+    ``base`` leads from the calling page's URL to the site's root (``../`` from
+    ``students/``): generated markdown is not rewritten by MkDocs, so links are URLs.
+    """
+    opened = set(opened_layers(guide_week()))
+    lines = ["| Module | Package | Import | What it adds |", "| --- | --- | --- | --- |"]
+    for layer in LAYERS:
+        name = f"Module {MODULE_NUMBER[layer]}"
+        if layer in opened:
+            name = f"[{name}]({base}modules/{layer}/)"
+        lines.append(
+            f"| {name} | `mt-{layer}` | `minitorch.{layer}` | {PACKAGE_SUMMARY[layer]} |"
+        )
+    return "\n".join(lines)
+
+
+def week_table() -> str:
+    """The calendar of ``course.toml``: each week, what it opens and its deadline."""
+    lines = ["| Week | Opens | Modules | Deadline |", "| --- | --- | --- | --- |"]
+    for week in course()["weeks"]:
+        opened = ", ".join(f"{MODULE_NUMBER[s]} ({s})" for s in week["starters"]) or "none"
+        lines.append(f"| {week['week']} | {week['opens']} | {opened} | {week['deadline']} |")
     return "\n".join(lines)

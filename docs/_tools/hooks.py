@@ -16,7 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+TOOLS = str(Path(__file__).resolve().parent)
+sys.path.insert(0, TOOLS)
 
 import guide  # noqa: E402
 from latex2mathml.converter import convert  # noqa: E402
@@ -71,6 +72,8 @@ def link_sources(where: Path = API_SOURCES) -> Path:
 
 
 def on_config(config: Any) -> Any:
+    if TOOLS not in sys.path:  # MkDocs takes its own entry for the hook's folder back
+        sys.path.insert(0, TOOLS)
     link_sources()
     _hidden.clear()
     week = guide.guide_week()
