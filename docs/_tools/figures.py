@@ -55,7 +55,7 @@ def _cells(ax, values, positions, x0, y0, title, highlight=None) -> None:  # typ
                 x0 + j + 0.5, y0 - i + 0.22, f"@{positions[i, j]}", ha="center", va="center",
                 fontsize=7, color=MUTED,
             )
-    ax.text(x0, y0 + 1.25, title, ha="left", va="bottom")
+    ax.text(x0, y0 + 1.15, title, ha="left", va="bottom", linespacing=1.3)
 
 
 def strides_figure(shape: tuple[int, int], code: str) -> str:
@@ -71,18 +71,18 @@ def strides_figure(shape: tuple[int, int], code: str) -> str:
     n = len(base.storage)
     fig, ax = plt.subplots(figsize=(max(6.0, n * 0.55), 3.6))
     for k, value in enumerate(base.storage):
-        ax.add_patch(Rectangle((k, 4), 1, 1, facecolor=CELL, edgecolor=EDGE))
-        ax.text(k + 0.5, 4.5, f"{value:g}", ha="center", va="center")
-        ax.text(k + 0.5, 5.2, str(k), ha="center", va="center", fontsize=7, color=MUTED)
-    ax.text(0, 5.6, "storage (position above each cell)", ha="left", va="bottom")
-    _cells(ax, base.values, base.positions, 0, 1.5, f"t: shape {base.shape}, strides {base.strides}")
-    x0 = base.shape[1] + 2
+        ax.add_patch(Rectangle((k, 5), 1, 1, facecolor=CELL, edgecolor=EDGE))
+        ax.text(k + 0.5, 5.5, f"{value:g}", ha="center", va="center")
+        ax.text(k + 0.5, 6.2, str(k), ha="center", va="center", fontsize=7, color=MUTED)
+    ax.text(0, 6.6, "storage (position above each cell)", ha="left", va="bottom")
+    _cells(ax, base.values, base.positions, 0, 1.5, f"t\nshape {base.shape}\nstrides {base.strides}")
+    x0 = base.shape[1] + 3
     _cells(
         ax, view.values, view.positions, x0, 1.5,
-        f"t{code}: shape {view.shape}, strides {view.strides}",
+        f"t{code}\nshape {view.shape}\nstrides {view.strides}",
     )
     ax.set_xlim(-0.2, max(n, x0 + view.shape[1]) + 0.2)
-    ax.set_ylim(1.5 - max(base.shape[0], view.shape[0]) + 0.8, 6.2)
+    ax.set_ylim(1.5 - max(base.shape[0], view.shape[0]) + 0.8, 7.2)
     ax.set_aspect("equal")
     ax.axis("off")
     return svg(fig, f"storage of a {shape} tensor and of t{code}")
