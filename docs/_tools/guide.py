@@ -291,3 +291,17 @@ def week_table() -> str:
         opened = ", ".join(f"{MODULE_NUMBER[s]} ({s})" for s in week["starters"]) or "none"
         lines.append(f"| {week['week']} | {week['opens']} | {opened} | {week['deadline']} |")
     return "\n".join(lines)
+
+
+def api_table(base: str = "") -> str:
+    """A markdown table of the API pages (of the opened layers), with their packages."""
+    opened = set(opened_layers(guide_week()))
+    lines = ["| Package | Import | Module |", "| --- | --- | --- |"]
+    lines.append(f"| [mt-root]({base}api/root/) | `minitorch` | the flat names |")
+    for layer in LAYERS:
+        if layer in opened:
+            lines.append(
+                f"| [mt-{layer}]({base}api/{layer}/) | `minitorch.{layer}` "
+                f"| {MODULE_NUMBER[layer]}: {PACKAGE_SUMMARY[layer]} |"
+            )
+    return "\n".join(lines)

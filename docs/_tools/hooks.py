@@ -75,6 +75,9 @@ def on_config(config: Any) -> Any:
     if TOOLS not in sys.path:  # MkDocs takes its own entry for the hook's folder back
         sys.path.insert(0, TOOLS)
     link_sources()
+    url = guide.course().get("guide", {}).get("url")
+    if url:
+        config["site_url"] = url
     _hidden.clear()
     week = guide.guide_week()
     _hidden.update(hidden_pages(week))
