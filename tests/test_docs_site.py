@@ -308,7 +308,8 @@ def test_the_docs_tools_are_pinned_alike_in_both_environments() -> None:
     docs = set(hatch["envs"]["docs"]["dependencies"])
     test = set(hatch["envs"]["test"]["extra-dependencies"])
     pinned = {d for d in docs if "==" in d}
-    assert pinned and pinned <= test, sorted(pinned - test)
+    assert pinned, "the docs environment pins nothing"
+    assert pinned <= test, sorted(pinned - test)
 
 
 # ---------------------------------------------------------------------------------------
@@ -329,7 +330,7 @@ def served(site: Path) -> Iterator[str]:
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: object) -> None:
         pass
 
 
@@ -353,7 +354,8 @@ def test_in_a_browser(served: str) -> None:
 
         driver.get(served + "modules/tensor/")
         figures = driver.find_elements(By.CSS_SELECTOR, "article .guide-figure svg")
-        assert figures and figures[0].size["width"] > 100, "no figure drawn on the page"
+        assert figures, "no figure on the page"
+        assert figures[0].size["width"] > 100, "the figure is not drawn"
 
         driver.get(served + "api/tensor/")
         wait.until(lambda d: d.find_elements(By.ID, "minitorch.tensor.Tensor"))
@@ -362,9 +364,7 @@ def test_in_a_browser(served: str) -> None:
         box = driver.find_element(By.CSS_SELECTOR, "input.md-search__input")
         driver.execute_script("arguments[0].focus()", box)
         box.send_keys("broadcast")  # results appear as one types (Enter would open the first)
-        hits = wait.until(
-            lambda d: d.find_elements(By.CSS_SELECTOR, ".md-search-result__item")
-        )
+        hits = wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, ".md-search-result__item"))
         assert any("broadcast" in h.text.lower() for h in hits), [h.text for h in hits]
         errors = [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
         assert not errors, errors

@@ -21,7 +21,7 @@ DOCS = ROOT / "docs"
 TOOLS = DOCS / "_tools"
 
 # ```python exec="on" ...``` at any indentation (inside an admonition or a tab too).
-_OPEN = re.compile(r'^(?P<indent>\s*)(?P<fence>`{3,}|~{3,})python\s+(?P<attrs>[^\n]*)$')
+_OPEN = re.compile(r"^(?P<indent>\s*)(?P<fence>`{3,}|~{3,})python\s+(?P<attrs>[^\n]*)$")
 _SESSION = re.compile(r'session="(?P<name>[^"]+)"')
 _EXEC = re.compile(r'exec="(?:on|1|true|yes)"')
 
@@ -114,6 +114,6 @@ def test_block_runs(run: tuple[Path, str | None, list[tuple[int, str]]], monkeyp
         where = f"{page.relative_to(ROOT)}:{line}"
         with contextlib.redirect_stdout(out):
             try:
-                exec(compile(code, where, "exec"), namespace)  # noqa: S102 (the guide's own code)
+                exec(compile(code, where, "exec"), namespace)
             except Exception as error:
                 pytest.fail(f"the block at {where} raised {error!r}\n--- block ---\n{code}")

@@ -16,9 +16,9 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from matplotlib.patches import FancyArrowPatch, Rectangle  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.patches import FancyArrowPatch, Rectangle
 
 plt.rcParams.update(
     {
@@ -52,8 +52,13 @@ def _cells(ax, values, positions, x0, y0, title, highlight=None) -> None:  # typ
             ax.add_patch(Rectangle((x0 + j, y0 - i), 1, 1, facecolor=face, edgecolor=EDGE))
             ax.text(x0 + j + 0.5, y0 - i + 0.6, f"{values[i, j]:g}", ha="center", va="center")
             ax.text(
-                x0 + j + 0.5, y0 - i + 0.22, f"@{positions[i, j]}", ha="center", va="center",
-                fontsize=7, color=MUTED,
+                x0 + j + 0.5,
+                y0 - i + 0.22,
+                f"@{positions[i, j]}",
+                ha="center",
+                va="center",
+                fontsize=7,
+                color=MUTED,
             )
     ax.text(x0, y0 + 1.15, title, ha="left", va="bottom", linespacing=1.3)
 
@@ -75,10 +80,15 @@ def strides_figure(shape: tuple[int, int], code: str) -> str:
         ax.text(k + 0.5, 5.5, f"{value:g}", ha="center", va="center")
         ax.text(k + 0.5, 6.2, str(k), ha="center", va="center", fontsize=7, color=MUTED)
     ax.text(0, 6.6, "storage (position above each cell)", ha="left", va="bottom")
-    _cells(ax, base.values, base.positions, 0, 1.5, f"t\nshape {base.shape}\nstrides {base.strides}")
+    title = f"t\nshape {base.shape}\nstrides {base.strides}"
+    _cells(ax, base.values, base.positions, 0, 1.5, title)
     x0 = base.shape[1] + 3
     _cells(
-        ax, view.values, view.positions, x0, 1.5,
+        ax,
+        view.values,
+        view.positions,
+        x0,
+        1.5,
         f"t{code}\nshape {view.shape}\nstrides {view.strides}",
     )
     ax.set_xlim(-0.2, max(n, x0 + view.shape[1]) + 0.2)
@@ -121,8 +131,13 @@ def graph_figure(output) -> str:  # type: ignore[no-untyped-def]
         for key in node.inputs:
             ax.add_patch(
                 FancyArrowPatch(
-                    place[key], place[node.key], arrowstyle="-|>", mutation_scale=12,
-                    shrinkA=30, shrinkB=30, color=MUTED,
+                    place[key],
+                    place[node.key],
+                    arrowstyle="-|>",
+                    mutation_scale=12,
+                    shrinkA=30,
+                    shrinkB=30,
+                    color=MUTED,
                 )
             )
     for node in nodes:
@@ -133,8 +148,13 @@ def graph_figure(output) -> str:  # type: ignore[no-untyped-def]
             node.kind, CELL
         )
         ax.text(
-            x, y, f"{node.label}\n{node.value:.4g}{deriv}", ha="center", va="center",
-            fontsize=8, bbox={"boxstyle": style, "facecolor": face, "edgecolor": EDGE},
+            x,
+            y,
+            f"{node.label}\n{node.value:.4g}{deriv}",
+            ha="center",
+            va="center",
+            fontsize=8,
+            bbox={"boxstyle": style, "facecolor": face, "edgecolor": EDGE},
         )
     ax.set_xlim(-1.2, deepest * 2.6 + 1.2)
     ax.set_ylim(-height / 2 - 0.2, height / 2 + 0.2)
@@ -158,8 +178,14 @@ def boundary_figure(
         if grid.min() < 0.5 < grid.max():
             ax.contour(ticks, ticks, grid, levels=[0.5], colors="black", linewidths=1)
         ax.scatter(
-            points[:, 0], points[:, 1], c=labels, cmap="RdBu_r", vmin=0, vmax=1,
-            edgecolors="black", s=14,
+            points[:, 0],
+            points[:, 1],
+            c=labels,
+            cmap="RdBu_r",
+            vmin=0,
+            vmax=1,
+            edgecolors="black",
+            s=14,
         )
         ax.set_title(title)
         ax.set_xticks([])
@@ -177,7 +203,9 @@ def conv_figure(
     """
     colors = ["#d84315", "#1565c0", "#2e7d32"]
     fig, axes = plt.subplots(1, 3, figsize=(9, 3.2), gridspec_kw={"width_ratios": [5, 3, 5]})
-    for ax, grid, title in zip(axes, (image, kernel, out), ("input", "kernel", "output")):
+    for ax, grid, title in zip(
+        axes, (image, kernel, out), ("input", "kernel", "output"), strict=True
+    ):
         ax.imshow(np.zeros_like(grid), cmap="Greys", vmin=0, vmax=1)
         for (i, j), v in np.ndenumerate(grid):
             ax.text(j, i, f"{v:g}", ha="center", va="center", fontsize=8)

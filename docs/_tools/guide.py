@@ -278,9 +278,7 @@ def layer_table(base: str = "") -> str:
         name = f"Module {MODULE_NUMBER[layer]}"
         if layer in opened:
             name = f"[{name}]({base}modules/{layer}/)"
-        lines.append(
-            f"| {name} | `mt-{layer}` | `minitorch.{layer}` | {PACKAGE_SUMMARY[layer]} |"
-        )
+        lines.append(f"| {name} | `mt-{layer}` | `minitorch.{layer}` | {PACKAGE_SUMMARY[layer]} |")
     return "\n".join(lines)
 
 

@@ -72,6 +72,7 @@ def link_sources(where: Path = API_SOURCES) -> Path:
 
 
 def on_config(config: Any) -> Any:
+    """Link the sources, take the site's address from course.toml, prune the week's nav."""
     if TOOLS not in sys.path:  # MkDocs takes its own entry for the hook's folder back
         sys.path.insert(0, TOOLS)
     link_sources()
@@ -88,6 +89,7 @@ def on_config(config: Any) -> Any:
 
 
 def on_files(files: Any, config: Any) -> Any:
+    """Leave out the pages of the layers not opened by the guide's week."""
     for path in sorted(_hidden):
         found = files.get_file_from_path(path)
         if found is not None:
@@ -99,6 +101,7 @@ _LINK = re.compile(r"(?<!!)\[([^\]]+)\]\(((?:\.\./|\./)*(?:modules|api)/(\w+)\.m
 
 
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
+    """Turn links to pages left out of this week's build into plain text."""
     if not _hidden:
         return markdown
 
@@ -110,13 +113,11 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
     return _LINK.sub(unlink, markdown)
 
 
-_MATH = re.compile(
-    r'<(?P<tag>span|div) class="arithmatex">(?P<body>.*?)</(?P=tag)>', re.DOTALL
-)
+_MATH = re.compile(r'<(?P<tag>span|div) class="arithmatex">(?P<body>.*?)</(?P=tag)>', re.DOTALL)
 
 
 def mathml(fragment: str) -> str:
-    """Replace arithmatex's ``\\(..\\)`` / ``\\[..\\]`` spans of ``fragment`` by MathML."""
+    r"""Replace arithmatex's ``\(..\)`` / ``\[..\]`` spans of ``fragment`` by MathML."""
 
     def one(match: re.Match[str]) -> str:
         tex = html.unescape(match.group("body")).strip()
@@ -128,4 +129,5 @@ def mathml(fragment: str) -> str:
 
 
 def on_page_content(content: str, page: Any, config: Any, files: Any) -> str:
+    """Formulas to MathML."""
     return mathml(content)
