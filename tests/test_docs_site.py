@@ -368,3 +368,26 @@ def test_in_a_browser(served: str) -> None:
         assert any("broadcast" in h.text.lower() for h in hits), [h.text for h in hits]
         errors = [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
         assert not errors, errors
+
+
+# ---------------------------------------------------------------------------------------
+# The READMEs link to the guide.
+
+
+@pytest.mark.parametrize("name", PACKAGES)
+def test_each_package_readme_links_to_its_guide_pages(name: str) -> None:
+    url = guide.course()["guide"]["url"]
+    text = (ROOT / "packages" / f"mt-{name}" / "README.md").read_text(encoding="utf-8")
+    flat = re.sub(r"\s+", " ", text)
+    assert f"{url}api/{name}/" in flat
+    if name != "root":
+        assert f"{url}modules/{name}/" in flat
+
+
+def test_the_root_readme_links_to_the_guide_and_keeps_its_two_commands() -> None:
+    url = guide.course()["guide"]["url"]
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert f"]({url})" in text
+    assert f"{url}students/" in text
+    assert 'python3 -m pip install "hatch>=1.16" && hatch run train\n' in text
+    assert 'python3 -m pip install "hatch>=1.16" && hatch run test:all\n' in text
