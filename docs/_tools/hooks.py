@@ -71,11 +71,15 @@ def link_sources(where: Path = API_SOURCES) -> Path:
     return where
 
 
+# Linked when MkDocs loads this file, which is before any plugin's `config` event: the
+# reference's handler (mkdocstrings) keeps only the search paths that exist by then.
+link_sources()
+
+
 def on_config(config: Any) -> Any:
-    """Link the sources, take the site's address from course.toml, prune the week's nav."""
+    """Take the site's address from course.toml and prune the nav to the guide's week."""
     if TOOLS not in sys.path:  # MkDocs takes its own entry for the hook's folder back
         sys.path.insert(0, TOOLS)
-    link_sources()
     url = guide.course().get("guide", {}).get("url")
     if url:
         config["site_url"] = url
