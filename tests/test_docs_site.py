@@ -10,7 +10,7 @@ as ``hatch run docs:build`` does), and then:
   (the rule is in :func:`solution_statements`), and the check is shown to catch one;
 - nothing in the site loads from another host when a page is viewed (no web fonts, no CDN
   scripts or styles);
-- a build as of week 1 has only the first module;
+- a build as of week 2 has only the first two modules;
 - headless Chromium opens the start page, a module page with a figure and the Tensor API
   page, and the search finds "broadcast" (skipped without a browser, failed in CI).
 """
@@ -285,14 +285,17 @@ def test_nothing_loads_from_another_host(site: Path) -> None:
 # The guide as of a week.
 
 
-def test_week_one_has_only_the_first_module(site: Path, tmp_path: Path) -> None:
-    week1 = build(tmp_path / "week1", week=1)
-    assert (week1 / "modules" / "operators" / "index.html").is_file()
-    for layer in guide.LAYERS[1:]:
-        assert not (week1 / "modules" / layer).exists(), layer
-        assert not (week1 / "api" / layer).exists(), layer
-        assert f"modules/{layer}/" not in page(week1, "")
-    assert (site / "modules" / "nn" / "index.html").is_file()
+def test_week_two_has_only_the_first_two_modules(site: Path, tmp_path: Path) -> None:
+    """The build as of week 2 is strict too: its links to later modules become text."""
+    week2 = build(tmp_path / "week2", week=2)
+    for layer in guide.LAYERS[:2]:
+        assert (week2 / "modules" / layer / "index.html").is_file(), layer
+    for layer in guide.LAYERS[2:]:
+        assert not (week2 / "modules" / layer).exists(), layer
+        assert not (week2 / "api" / layer).exists(), layer
+        assert f"modules/{layer}/" not in page(week2, "")
+    assert 'href="../tensor/' not in page(week2, "modules/autodiff")
+    assert 'href="../tensor/' in page(site, "modules/autodiff")
 
 
 def test_the_weeks_open_the_layers_of_course_toml() -> None:

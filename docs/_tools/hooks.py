@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import html
+import posixpath
 import re
 import sys
 from pathlib import Path
@@ -101,17 +102,17 @@ def on_files(files: Any, config: Any) -> Any:
     return files
 
 
-_LINK = re.compile(r"(?<!!)\[([^\]]+)\]\(((?:\.\./|\./)*(?:modules|api)/(\w+)\.md(?:#[^)]*)?)\)")
+_LINK = re.compile(r"(?<!!)\[([^\]]+)\]\(([^)\s#]+\.md)(#[^)\s]*)?\)")
 
 
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
     """Turn links to pages left out of this week's build into plain text."""
     if not _hidden:
         return markdown
+    here = posixpath.dirname(page.file.src_uri)
 
     def unlink(match: re.Match[str]) -> str:
-        folder = "api" if "api/" in match.group(2) else "modules"
-        target = f"{folder}/{match.group(3)}.md"
+        target = posixpath.normpath(posixpath.join(here, match.group(2)))
         return match.group(1) if target in _hidden else match.group(0)
 
     return _LINK.sub(unlink, markdown)
