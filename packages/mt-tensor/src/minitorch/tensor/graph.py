@@ -168,9 +168,10 @@ class RemovableHandle:
 
     __slots__ = ("_hooks", "id")
 
-    def __init__(self, hooks: dict[int, Callable[[Any], Any]]) -> None:
+    def __init__(self, hooks: dict[int, Callable[[Any], Any]], hook: Callable[[Any], Any]) -> None:
         self._hooks = hooks
-        self.id = id(self)
+        self.id = next(reversed(hooks), -1) + 1  # keys grow in registration order
+        hooks[self.id] = hook
 
     def remove(self) -> None:
         """Unregister the hook (a second call does nothing)."""

@@ -413,9 +413,7 @@ class Tensor(GraphNode):
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if h.hooks is None:
             h.hooks = {}
-        handle = RemovableHandle(h.hooks)
-        h.hooks[handle.id] = hook
-        return handle
+        return RemovableHandle(h.hooks, hook)
 
     def detach(self) -> Tensor:
         """Return a constant tensor sharing this tensor's storage (and version counter)."""
