@@ -113,7 +113,7 @@ class Record:
         """Run ``fn`` and print the type of the exception it raised, or that it raised none."""
         try:
             fn()
-        except Exception as e:  # noqa: BLE001 - the type is what is compared
+        except Exception as e:  # the type is what is compared
             self.lines.append((label, type(e).__name__))
         else:
             self.lines.append((label, "no error"))
@@ -437,6 +437,7 @@ PROGRAMS = [
     requires_grad_flags,
     gradients_are_not_shared,
 ]
+
 
 def _cuda() -> TensorBackend | None:
     """``CudaBackend`` if mt-cuda is installed and runs here (a GPU or the simulator)."""

@@ -207,12 +207,17 @@ def test_the_issue_program_runs_and_gives_pytorchs_numbers(backend) -> None:
     c = m(a)
     d = c * 2
     d.sum().backward()
-    assert c.shape == (2,) and c.tolist() == [4.0, 4.0]
-    assert a.grad is not None and a.grad.tolist() == [4.0, 4.0]
+    assert c.shape == (2,)
+    assert c.tolist() == [4.0, 4.0]
+    assert a.grad is not None
+    assert a.grad.tolist() == [4.0, 4.0]
     with pytest.warns(UserWarning, match="not a leaf Tensor"):
-        assert c.grad is None and d.grad is None
-    assert m.weight.value.grad is None and m.weight.grad is None
-    assert d.grad_fn is not None and d.grad_fn.name() == "MulBackward0"
+        grads = (c.grad, d.grad)
+    assert grads == (None, None)
+    assert m.weight.value.grad is None
+    assert m.weight.grad is None
+    assert d.grad_fn is not None
+    assert d.grad_fn.name() == "MulBackward0"
 
 
 def test_layers_take_unbatched_and_many_dimensional_input_as_pytorch(backend) -> None:

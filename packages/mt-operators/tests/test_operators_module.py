@@ -300,7 +300,8 @@ def test_parameter_stands_for_its_value() -> None:
     value = _Tensorish()
     p = Parameter(value)
     assert p.shape == (2, 3)
-    assert p.fill_(1) is value and value.filled == [1]
+    assert p.fill_(1) is value
+    assert value.filled == [1]
     assert p.data == "the values"
     p.data = "new values"
     assert value.data == "new values"
@@ -308,7 +309,8 @@ def test_parameter_stands_for_its_value() -> None:
     value.grad = "g"
     assert p.grad == "g"
     p.grad = None  # PyTorch's way to forget a gradient: it reaches the value
-    assert value.grad is None and "grad" not in vars(p)
+    assert value.grad is None
+    assert "grad" not in vars(p)
     with pytest.raises(AttributeError, match="_Tensorish"):
         p.no_such_attribute  # noqa: B018
     with pytest.raises(AttributeError, match="Parameter"):
@@ -334,12 +336,14 @@ def test_module_requires_grad_switches_every_parameter_and_stays_across_updates(
 
     net = Net()
     assert net.requires_grad_(False) is net
-    assert not net.a.requires_grad and not net.a.value.wants_grad
+    assert not net.a.requires_grad
+    assert not net.a.value.wants_grad
     assert not net.child.weight.value.wants_grad
     assert not net.child.bias.requires_grad  # a float: the flag is kept all the same
     net.a.update(_Value(leaf=True))
     assert not net.a.value.wants_grad  # an optimizer step does not switch it back on
     net.requires_grad_()
-    assert net.a.requires_grad and net.a.value.wants_grad
+    assert net.a.requires_grad
+    assert net.a.value.wants_grad
     net.a.requires_grad = False
     assert not net.a.value.wants_grad

@@ -312,7 +312,7 @@ def test_writing_into_a_saved_intermediate_is_caught_at_backward():
     x = tensor([2.0, 3.0], requires_grad=True)
     h = x * 1.0
     y = (h * h).sum()
-    with pytest.raises(RuntimeError, match="grad_fn=MulBackward0.*no_grad"):
+    with pytest.raises(RuntimeError, match=r"grad_fn=MulBackward0.*no_grad"):
         h[1] = 10.0  # the graph cannot record it
     with no_grad():
         h[1] = 10.0

@@ -39,10 +39,15 @@ def test_is_leaf_is_a_property_and_a_method_with_one_answer() -> None:
     k = tensor([1.0, 2.0])
     y = x * 2
     assert isinstance(x.is_leaf, CallableBool)
-    assert x.is_leaf() is True and k.is_leaf() is True and y.is_leaf() is False
-    assert bool(x.is_leaf) and bool(k.is_leaf) and not y.is_leaf
-    assert "yes" if not y.is_leaf else "no" == "yes"  # noqa: PLR0133 - the old bug: always truthy
-    assert x.is_leaf == True and y.is_leaf == False  # noqa: E712 - what PyTorch code writes
+    assert x.is_leaf() is True
+    assert k.is_leaf() is True
+    assert y.is_leaf() is False
+    assert bool(x.is_leaf)
+    assert bool(k.is_leaf)
+    assert not y.is_leaf
+    assert ("leaf" if y.is_leaf else "result") == "result"  # a bound method was always truthy
+    assert x.is_leaf
+    assert not y.is_leaf
     assert (repr(x.is_leaf), str(y.is_leaf)) == ("True", "False")
 
 
@@ -123,9 +128,13 @@ def test_next_functions_lead_to_inputs_accumulate_grad_and_none() -> None:
     y = x * 3
     z = y + tensor([1.0, 1.0])
     (node_y, i), (none, j) = z.grad_fn.next_functions
-    assert node_y is y.grad_fn and none is None and i == j == 0
+    assert node_y is y.grad_fn
+    assert none is None
+    assert i == j == 0
     (acc, _), (const, _) = y.grad_fn.next_functions
-    assert isinstance(acc, AccumulateGrad) and acc.variable is x and const is None
+    assert isinstance(acc, AccumulateGrad)
+    assert acc.variable is x
+    assert const is None
     assert acc.next_functions == ()
     assert y.grad_fn.next_functions[0][0] is acc  # the leaf's node is kept while held
 
@@ -135,12 +144,14 @@ def test_saved_tensors_are_shown_and_freed_by_backward() -> None:
     k = tensor([3.0, 4.0])
     y = x * k
     saved = y.grad_fn.saved_tensors
-    assert len(saved) == 2 and saved[0] is x and saved[1] is k
+    assert len(saved) == 2
+    assert saved[0] is x
+    assert saved[1] is k
     e = x.exp()
     assert values(e.grad_fn.saved_tensors[0]) == values(e)  # exp keeps its result
     y.sum().backward()
     with pytest.raises(RuntimeError, match="backward through the graph a second time"):
-        y.grad_fn.saved_tensors
+        _ = y.grad_fn.saved_tensors
 
 
 def test_a_grad_fn_does_not_keep_a_cycle_alive() -> None:
@@ -148,7 +159,9 @@ def test_a_grad_fn_does_not_keep_a_cycle_alive() -> None:
     y = x * 2
     node = y.grad_fn
     history = y.history
-    assert history is not None and history.node is not None and history.node() is node
+    assert history is not None
+    assert history.node is not None
+    assert history.node() is node
     del node
     gc.collect()
     assert history.node() is None  # held weakly by the history
@@ -184,7 +197,8 @@ def test_retain_grad_keeps_the_gradient_of_a_non_leaf() -> None:
     x = tensor([1.0, -2.0], requires_grad=True)
     y = x * 3
     y.retain_grad()
-    assert y.retains_grad and not x.retains_grad
+    assert y.retains_grad
+    assert not x.retains_grad
     (y * y).sum().backward()
     assert values(y.grad) == [6.0, -12.0]  # 2 y
     assert values(x.grad) == [18.0, -36.0]  # 3 * 2 y
@@ -253,10 +267,13 @@ def test_backward_frees_the_saved_values_of_the_graph() -> None:
     assert hist is not None
     mul = h * h
     mul.sum().backward()
-    assert mul.history is not None and mul.history.freed
-    assert mul.history.ctx is not None and mul.history.ctx.saved_values == ()
+    assert mul.history is not None
+    assert mul.history.freed
+    assert mul.history.ctx is not None
+    assert mul.history.ctx.saved_values == ()
     assert mul.history.saved_versions == ()
-    assert h.history is not None and h.history.ctx is not None
+    assert h.history is not None
+    assert h.history.ctx is not None
     assert h.history.ctx.saved_values == ()  # exp's result, freed too
 
 
@@ -285,7 +302,8 @@ def test_two_backward_calls_accumulate_twice_one(xs: list[float]) -> None:
 def test_requires_grad_setter_and_method_change_leaves_only() -> None:
     x = tensor([1.0])
     x.requires_grad = True
-    assert x.requires_grad and x.is_leaf()
+    assert x.requires_grad
+    assert x.is_leaf()
     y = x * 2
     y.requires_grad_(True)  # already does: fine
     with pytest.raises(RuntimeError, match="only change requires_grad flags of leaf"):
@@ -293,18 +311,21 @@ def test_requires_grad_setter_and_method_change_leaves_only() -> None:
     with pytest.raises(RuntimeError, match="only change requires_grad flags of leaf"):
         y.requires_grad = False
     x.requires_grad = False
-    assert not x.requires_grad and not (x * 2).requires_grad
+    assert not x.requires_grad
+    assert not (x * 2).requires_grad
 
 
 def test_data_is_a_constant_view_and_can_be_assigned() -> None:
     x = tensor([1.0, 2.0], requires_grad=True)
     d = x.data
-    assert not d.requires_grad and d.is_leaf()
+    assert not d.requires_grad
+    assert d.is_leaf()
     with no_grad():
         d.fill_(7.0)
     assert values(x) == [7.0, 7.0]
     x.data = tensor([[1.0, 2.0, 3.0]])
-    assert x.shape == (1, 3) and x.requires_grad
+    assert x.shape == (1, 3)
+    assert x.requires_grad
     with pytest.raises(TypeError, match="data must be a Tensor"):
         x.data = [1.0]  # type: ignore[assignment]
 
@@ -312,8 +333,10 @@ def test_data_is_a_constant_view_and_can_be_assigned() -> None:
 # ------------------------------------------------------------------------------ in place
 def test_fills_write_in_place_and_bump_the_version() -> None:
     x = zeros((2, 3))
-    assert x.fill_(2.5) is x and values(x) == [2.5] * 6
-    assert x.zero_() is x and values(x) == [0.0] * 6
+    assert x.fill_(2.5) is x
+    assert values(x) == [2.5] * 6
+    assert x.zero_() is x
+    assert values(x) == [0.0] * 6
     x.copy_(tensor([1.0, 2.0, 3.0]))  # broadcast over the rows
     assert values(x) == [1.0, 2.0, 3.0] * 2
     x.fill_(tensor([4.0]))
@@ -331,9 +354,11 @@ def test_random_fills_are_reproducible_by_seed_and_in_range() -> None:
     a = zeros((50,)).uniform_(-2.0, 3.0, seed=4)
     b = zeros((50,)).uniform_(-2.0, 3.0, seed=4)
     assert values(a) == values(b)
-    assert all(-2.0 <= v < 3.0 for v in values(a)) and len(set(values(a))) == 50
+    assert all(-2.0 <= v < 3.0 for v in values(a))
+    assert len(set(values(a))) == 50
     n = zeros((4000,)).normal_(1.0, 0.5, seed=np.random.default_rng(0))
-    assert abs(np.mean(values(n)) - 1.0) < 0.05 and abs(np.std(values(n)) - 0.5) < 0.05
+    assert abs(np.mean(values(n)) - 1.0) < 0.05
+    assert abs(np.std(values(n)) - 0.5) < 0.05
     with pytest.raises(ValueError, match="std >= 0"):
         zeros((2,)).normal_(0.0, -1.0)
     with pytest.raises(TypeError, match="seed"):
@@ -365,12 +390,15 @@ def test_in_place_writes_to_a_leaf_that_requires_grad_need_no_grad(write) -> Non
     x = tensor([1.0, 2.0], requires_grad=True)
     with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
         write(x)
-    assert values(x) == [1.0, 2.0] and x.version == 0
+    assert values(x) == [1.0, 2.0]
+    assert x.version == 0
     with no_grad():
         write(x)
-    assert x.version >= 1 and x.is_leaf() and x.requires_grad
+    assert x.version >= 1
+    assert x.is_leaf()
+    assert x.requires_grad
     y = x * 2
-    with pytest.raises(RuntimeError, match="MulBackward0.*no_grad"):
+    with pytest.raises(RuntimeError, match=r"MulBackward0.*no_grad"):
         write(y)  # a non-leaf: the graph cannot record it
 
 
@@ -381,7 +409,8 @@ def test_copy_from_a_tensor_that_requires_grad_needs_no_grad() -> None:
         k.copy_(x)
     with no_grad():
         k.copy_(x)
-    assert values(k) == [1.0, 2.0] and not k.requires_grad
+    assert values(k) == [1.0, 2.0]
+    assert not k.requires_grad
 
 
 def test_an_in_place_change_of_a_saved_tensor_is_caught_with_pytorchs_words() -> None:
@@ -390,7 +419,7 @@ def test_an_in_place_change_of_a_saved_tensor_is_caught_with_pytorchs_words() ->
     e = y.history.inputs[0]  # type: ignore[union-attr]
     with no_grad():
         e.zero_()
-    with pytest.raises(RuntimeError, match="modified by an inplace operation.*ExpBackward0"):
+    with pytest.raises(RuntimeError, match=r"modified by an inplace operation.*ExpBackward0"):
         y.backward()
 
 

@@ -92,7 +92,7 @@ class Linear(Module):
             out: Tensor = x @ self.weight.value + self.bias.value
             return out
         lead = x.shape[:-1]
-        flat = x.contiguous().view(-1, self.in_size) @ self.weight.value + self.bias.value
+        flat: Tensor = x.contiguous().view(-1, self.in_size) @ self.weight.value + self.bias.value
         return flat.view(*lead, self.out_size)
 
 

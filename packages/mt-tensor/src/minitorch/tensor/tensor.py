@@ -325,7 +325,7 @@ class Tensor(GraphNode):
         return self
 
     @property
-    def is_leaf(self) -> CallableBool:  # type: ignore[override]
+    def is_leaf(self) -> CallableBool:
         """True unless an operation that records a gradient made this tensor (PyTorch's rule).
 
         Constants and tensors made by the user (``requires_grad`` or not) are leaves.
