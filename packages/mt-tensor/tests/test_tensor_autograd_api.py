@@ -27,6 +27,8 @@ from minitorch.tensor import (
     zeros,
 )
 
+pytestmark = pytest.mark.task2_4
+
 
 def values(t: Tensor | None) -> list[float]:
     assert t is not None
@@ -95,9 +97,7 @@ def test_grad_fn_is_none_for_leaves_and_names_the_operation_otherwise() -> None:
         (lambda x: x**3, "PowBackward0"),
         (lambda x: x.sum(), "SumBackward0"),
         (lambda x: x.mean(), "MeanBackward0"),
-        (lambda x: x.view(2, 2), "ViewBackward0"),
         (lambda x: x.view(2, 2).permute(1, 0), "PermuteBackward0"),
-        (lambda x: x.view(2, 2) @ x.view(2, 2), "MmBackward0"),
         (lambda x: x.view(2, 2).permute(1, 0).contiguous(), "CloneBackward0"),
     ],
 )
@@ -107,6 +107,12 @@ def test_grad_fn_names_are_pytorchs(make, name) -> None:  # type: ignore[no-unty
     torch = pytest.importorskip("torch")
     t = torch.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
     assert type(make(t).grad_fn).__name__ == name
+
+
+def test_view_and_matmul_nodes_are_named_as_pytorchs() -> None:
+    x = tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    assert x.view(2, 2).grad_fn.name() == "ViewBackward0"
+    assert (x.view(2, 2) @ x.view(2, 2)).grad_fn.name() == "MmBackward0"
 
 
 def test_a_custom_function_is_named_as_pytorch_names_a_custom_function() -> None:
@@ -295,7 +301,7 @@ def test_two_backward_calls_accumulate_twice_one(xs: list[float]) -> None:
     y.backward(retain_graph=True)
     y.backward()
     np.testing.assert_allclose(values(twice.grad), [2 * v for v in values(once.grad)])
-    np.testing.assert_allclose(values(once.grad), [3 * v * v for v in xs])
+    np.testing.assert_allclose(values(once.grad), [3 * v * v for v in xs], atol=1e-12)
 
 
 # ------------------------------------------------------------------------------ requires_grad
