@@ -474,3 +474,57 @@ def test_the_programs_are_not_trivial() -> None:
     assert sum(1 for line in lines if line[1] == "RuntimeError") >= 8
     assert sum(1 for line in lines if line[-1] == "warned") >= 3
     assert len(PROGRAMS) >= 15
+
+
+# ---------------------------------------------------------------------------- layer nodes
+def _layer_ops(nn: Any, F: Any, lib: str) -> dict[str, Callable[[Any, Any], Any]]:
+    """Each Module 4 operation, as ``op(x, w)`` for a ``(1, 2, 4, 4)`` input ``x``."""
+    if lib == "torch":
+        return {
+            "conv2d": lambda x, w: F.conv2d(x, w),
+            "conv1d": lambda x, w: F.conv1d(x[:, :, 0], w[:, :, 0]),
+            "avgpool2d": lambda x, w: F.avg_pool2d(x, 2),
+            "maxpool2d": lambda x, w: F.max_pool2d(x, 2),
+            "softmax": lambda x, w: F.softmax(x, 1),
+            "logsoftmax": lambda x, w: F.log_softmax(x, 1),
+            "dropout": lambda x, w: F.dropout(x, 0.5, True),
+            "nll_loss": lambda x, w: F.nll_loss(F.log_softmax(x[:, :, 0, 0], 1), torch.tensor([0])),
+        }
+    return {
+        "conv2d": lambda x, w: nn.conv2d(x, w),
+        "conv1d": lambda x, w: nn.conv1d(x[:, :, 0], w[:, :, 0]),
+        "avgpool2d": lambda x, w: nn.avgpool2d(x, (2, 2)),
+        "maxpool2d": lambda x, w: nn.maxpool2d(x, (2, 2)),
+        "softmax": lambda x, w: nn.softmax(x, 1),
+        "logsoftmax": lambda x, w: nn.logsoftmax(x, 1),
+        "dropout": lambda x, w: nn.dropout(x, 0.5, seed=0),
+        "nll_loss": lambda x, w: nn.nll_loss(nn.logsoftmax(x[:, :, 0, 0], 1), [0]),
+    }
+
+
+@pytest.mark.parametrize(
+    "op",
+    [
+        pytest.param("conv2d", marks=pytest.mark.task4_1),
+        pytest.param("conv1d", marks=pytest.mark.task4_1),
+        pytest.param("avgpool2d", marks=pytest.mark.task4_3),
+        pytest.param("maxpool2d", marks=pytest.mark.task4_3),
+        pytest.param("softmax", marks=pytest.mark.task4_4),
+        pytest.param("logsoftmax", marks=pytest.mark.task4_4),
+        pytest.param("dropout", marks=pytest.mark.task4_4),
+        pytest.param("nll_loss", marks=pytest.mark.task4_4),
+    ],
+)
+def test_layer_nodes_are_named_as_pytorchs(op: str) -> None:
+    import minitorch.nn as nn
+
+    F = torch.nn.functional
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((1, 2, 4, 4)), rng.standard_normal((3, 2, 2, 2))
+    tx = torch.tensor(x, requires_grad=True)
+    tw = torch.tensor(w, requires_grad=True)
+    expected = _layer_ops(nn, F, "torch")[op](tx, tw).grad_fn.name()
+    mine = _layer_ops(nn, F, "minitorch")[op](
+        mt.tensor(x.tolist(), requires_grad=True), mt.tensor(w.tolist(), requires_grad=True)
+    )
+    assert mine.grad_fn.name() == expected
