@@ -11,7 +11,7 @@ import minitorch.nn as nn
 from minitorch.autodiff import Adam
 from minitorch.fast import FastBackend
 from minitorch.operators import Module
-from minitorch.tensor import SimpleBackend, from_numpy, grad_check, tensor
+from minitorch.tensor import SimpleBackend, from_numpy, grad_check, no_grad, tensor
 
 pytestmark = pytest.mark.task4_5
 
@@ -189,3 +189,65 @@ def test_layers_use_the_default_backend() -> None:
     with default_backend("fast"):
         for layer in (nn.Linear(2, 3), nn.Conv1d(1, 2, 2), nn.Conv2d(1, 2, 2)):
             assert all(p.value.backend == FastBackend for p in layer.parameters())
+
+
+def test_the_issue_program_runs_and_gives_pytorchs_numbers(backend) -> None:
+    """The autograd walk-through of the guide: a frozen Linear on an unbatched input.
+
+    PyTorch prints ``tensor([4., 4.]) None None None`` and ``<MulBackward0 ...>``: with
+    every parameter 1, ``d = 2 (W a + b)`` and ``d(sum d)/da = 2 * (column sums of W)``.
+    """
+    m = nn.Linear(2, 2, backend=backend)
+    m.eval()
+    with no_grad():
+        for param in m.parameters():
+            param.value.fill_(1)
+    m.requires_grad_(False)
+    a = tensor([1.0, 2.0], backend=backend, requires_grad=True)
+    c = m(a)
+    d = c * 2
+    d.sum().backward()
+    assert c.shape == (2,)
+    assert c.tolist() == [4.0, 4.0]
+    assert a.grad is not None
+    assert a.grad.tolist() == [4.0, 4.0]
+    with pytest.warns(UserWarning, match="not a leaf Tensor"):
+        grads = (c.grad, d.grad)
+    assert grads == (None, None)
+    assert m.weight.value.grad is None
+    assert m.weight.grad is None
+    assert d.grad_fn is not None
+    assert d.grad_fn.name() == "MulBackward0"
+
+
+def test_layers_take_unbatched_and_many_dimensional_input_as_pytorch(backend) -> None:
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+    ours = nn.Linear(3, 2, backend=backend, seed=1)
+    theirs = torch.nn.Linear(3, 2, dtype=torch.float64)
+    with torch.no_grad():
+        theirs.weight.copy_(torch.from_numpy(ours.weight.value.to_numpy().T.copy()))
+        theirs.bias.copy_(torch.from_numpy(ours.bias.value.to_numpy().copy()))
+    for shape in [(3,), (4, 3), (2, 4, 3)]:
+        x = rng.standard_normal(shape)
+        mine = ours(from_numpy(x, backend))
+        ref = theirs(torch.from_numpy(x))
+        assert mine.shape == tuple(ref.shape)
+        np.testing.assert_allclose(mine.to_numpy(), ref.detach().numpy(), atol=1e-12)
+    with pytest.raises(ValueError, match=r"\(3,\)"):
+        ours(from_numpy(np.ones(4), backend))
+    for layer, shape, out in [
+        (nn.Conv1d(2, 3, 2, backend=backend, seed=0), (2, 5), (3, 5)),
+        (nn.Conv2d(2, 3, 2, backend=backend, seed=0), (2, 4, 5), (3, 4, 5)),
+    ]:
+        x = rng.standard_normal(shape)
+        single = layer(from_numpy(x, backend))
+        batched = layer(from_numpy(x[None], backend))
+        assert single.shape == out
+        np.testing.assert_allclose(single.to_numpy(), batched.to_numpy()[0])
+
+
+def test_an_unbatched_linear_input_gets_its_gradient(backend) -> None:
+    layer = nn.Linear(3, 2, backend=backend, seed=2)
+    x = from_numpy(np.array([0.5, -1.0, 2.0]), backend)
+    grad_check(lambda t: layer(t), x)

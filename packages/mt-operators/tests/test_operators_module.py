@@ -279,3 +279,71 @@ def test_parameter_detaches_a_computed_value_so_it_becomes_a_leaf() -> None:
     assert p.value.detached
     assert p.value.is_leaf()
     assert Parameter(1.5).value == 1.5
+
+
+class _Tensorish(_Value):
+    """A stand-in with the attributes PyTorch code reads on a parameter."""
+
+    def __init__(self) -> None:
+        super().__init__(leaf=True)
+        self.grad: object = None
+        self.data = "the values"
+        self.shape = (2, 3)
+        self.filled: list[float] = []
+
+    def fill_(self, v: float) -> "_Tensorish":
+        self.filled.append(v)
+        return self
+
+
+def test_parameter_stands_for_its_value() -> None:
+    value = _Tensorish()
+    p = Parameter(value)
+    assert p.shape == (2, 3)
+    assert p.fill_(1) is value
+    assert value.filled == [1]
+    assert p.data == "the values"
+    p.data = "new values"
+    assert value.data == "new values"
+    assert p.grad is None
+    value.grad = "g"
+    assert p.grad == "g"
+    p.grad = None  # PyTorch's way to forget a gradient: it reaches the value
+    assert value.grad is None
+    assert "grad" not in vars(p)
+    with pytest.raises(AttributeError, match="_Tensorish"):
+        p.no_such_attribute  # noqa: B018
+    with pytest.raises(AttributeError, match="Parameter"):
+        p._private  # noqa: B018 - private names are not forwarded
+
+
+def test_parameter_survives_copy_and_pickle_despite_forwarding() -> None:
+    import copy
+    import pickle
+
+    p = Parameter(1.5, "w")
+    for q in (copy.deepcopy(p), pickle.loads(pickle.dumps(p))):
+        assert (q.value, q.name, q.requires_grad) == (1.5, "w", True)
+
+
+def test_module_requires_grad_switches_every_parameter_and_stays_across_updates() -> None:
+    class Net(Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.a = Parameter(_Value(leaf=True))
+            self.child = Leaf()
+            self.child.weight = Parameter(_Value(leaf=True))
+
+    net = Net()
+    assert net.requires_grad_(False) is net
+    assert not net.a.requires_grad
+    assert not net.a.value.wants_grad
+    assert not net.child.weight.value.wants_grad
+    assert not net.child.bias.requires_grad  # a float: the flag is kept all the same
+    net.a.update(_Value(leaf=True))
+    assert not net.a.value.wants_grad  # an optimizer step does not switch it back on
+    net.requires_grad_()
+    assert net.a.requires_grad
+    assert net.a.value.wants_grad
+    net.a.requires_grad = False
+    assert not net.a.value.wants_grad

@@ -475,4 +475,4 @@ def test_from_numpy_converts_real_dtypes(dtype):
 def test_repr_shows_requires_grad_and_grad_fn():
     x = tensor([0.5], requires_grad=True)
     assert repr(x) == "tensor([0.5000], requires_grad=True)"
-    assert repr(x * 2.0) == "tensor([1.0000], grad_fn=Mul)"
+    assert repr(x * 2.0) == "tensor([1.0000], grad_fn=<MulBackward0>)"

@@ -206,12 +206,16 @@ class _ConvFun(Function):
 class Conv1dFun(_ConvFun):
     """1-D convolution: ``(batch, in, width)`` by ``(out, in, k)`` gives ``(batch, out, width)``."""
 
+    grad_fn_name = "ConvolutionBackward0"  # PyTorch's name for the node
+
     dims = 1
     op_name = "conv1d"
 
 
 class Conv2dFun(_ConvFun):
     """2-D convolution: ``(batch, in, h, w)`` by ``(out, in, kh, kw)`` is ``(batch, out, h, w)``."""
+
+    grad_fn_name = "ConvolutionBackward0"  # PyTorch's name for the node
 
     dims = 2
     op_name = "conv2d"

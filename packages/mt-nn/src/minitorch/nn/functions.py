@@ -140,6 +140,8 @@ class Avgpool2dFun(Function):
     multiply-adds per input value, which is small for the course's pools (7 for MNIST).
     """
 
+    grad_fn_name = "AvgPool2DBackward0"  # PyTorch's name for the node
+
     @staticmethod
     def forward(ctx: Context, input: Tensor, kh: int, kw: int) -> Tensor:
         """Average each window."""
@@ -165,6 +167,8 @@ class Avgpool2dFun(Function):
 
 class Maxpool2dFun(Function):
     """Max over each ``kh x kw`` window."""
+
+    grad_fn_name = "MaxPool2DWithIndicesBackward0"  # PyTorch's name for the node
 
     @staticmethod
     def forward(ctx: Context, input: Tensor, kh: int, kw: int) -> Tensor:
@@ -260,6 +264,8 @@ def _shifted(a: Tensor, dim: int) -> Tensor:
 class SoftmaxFun(Function):
     """``exp(a) / sum(exp(a), dim)``, computed stably."""
 
+    grad_fn_name = "SoftmaxBackward0"  # PyTorch's name for the node
+
     @staticmethod
     def forward(ctx: Context, a: Tensor, dim: int) -> Tensor:
         """Softmax."""
@@ -285,6 +291,8 @@ class SoftmaxFun(Function):
 
 class LogSoftmaxFun(Function):
     """``a - log(sum(exp(a), dim))``, computed stably."""
+
+    grad_fn_name = "LogSoftmaxBackward0"  # PyTorch's name for the node
 
     @staticmethod
     def forward(ctx: Context, a: Tensor, dim: int) -> Tensor:
@@ -325,6 +333,8 @@ def logsoftmax(input: Tensor, dim: int) -> Tensor:
 
 class DropoutFun(Function):
     """Multiply by a fixed mask (given as a numpy array, a plain value)."""
+
+    grad_fn_name = "MulBackward0"  # PyTorch's name for the node
 
     @staticmethod
     def forward(ctx: Context, a: Tensor, mask: npt.NDArray[np.float64]) -> Tensor:

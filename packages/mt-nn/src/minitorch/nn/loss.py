@@ -43,6 +43,8 @@ def one_hot(labels: Sequence[int] | npt.ArrayLike, classes: int) -> npt.NDArray[
 class NLLLossFun(Function):
     """``-mean_b sum_k target[b, k] * log_probs[b, k]`` for a constant ``target``."""
 
+    grad_fn_name = "NllLossBackward0"  # PyTorch's name for the node
+
     @staticmethod
     def forward(ctx: Context, log_probs: Tensor, target: npt.NDArray[np.float64]) -> Tensor:
         """The mean negative log-likelihood, shape ``(1,)``."""

@@ -9,7 +9,7 @@ scale of activations steady from layer to layer.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -75,13 +75,25 @@ class Linear(Module):
         self.bias = _uniform((out_size,), in_size, backend, rng)
 
     def forward(self, x: Tensor) -> Tensor:
-        """Map a ``(batch, in_size)`` tensor to ``(batch, out_size)``."""
-        if x.dims != 2 or x.shape[1] != self.in_size:
+        """Map ``(batch, in_size)`` to ``(batch, out_size)``, as ``torch.nn.Linear``.
+
+        Any leading dimensions work (``(*, in_size)`` to ``(*, out_size)``), and so does
+        an unbatched ``(in_size,)``, which gives ``(out_size,)``.
+
+        Raises:
+            ValueError: if the last dimension is not ``in_size``.
+        """
+        if x.dims == 0 or x.shape[-1] != self.in_size:
             raise ValueError(
-                f"Linear expects input of shape (batch, {self.in_size}), got {x.shape}"
+                f"Linear expects input of shape (batch, {self.in_size}) or "
+                f"({self.in_size},), got {x.shape}"
             )
-        out: Tensor = x @ self.weight.value + self.bias.value
-        return out
+        if x.dims == 2:
+            out: Tensor = x @ self.weight.value + self.bias.value
+            return out
+        lead = x.shape[:-1]
+        flat: Tensor = x.contiguous().view(-1, self.in_size) @ self.weight.value + self.bias.value
+        return flat.view(*lead, self.out_size)
 
 
 class Conv1d(Module):
@@ -117,7 +129,12 @@ class Conv1d(Module):
         self.bias = _uniform((out_channels,), fan_in, backend, rng)
 
     def forward(self, x: Tensor) -> Tensor:
-        """Map ``(batch, in_channels, width)`` to ``(batch, out_channels, width)``."""
+        """Map ``(batch, in_channels, width)`` to ``(batch, out_channels, width)``.
+
+        An unbatched ``(in_channels, width)`` gives ``(out_channels, width)``, as PyTorch.
+        """
+        if x.dims == 2:
+            return _unbatched(conv1d, x, self.weight.value, self.bias.value)
         return conv1d(x, self.weight.value, self.bias.value)
 
 
@@ -153,5 +170,18 @@ class Conv2d(Module):
         self.bias = _uniform((out_channels,), fan_in, backend, rng)
 
     def forward(self, x: Tensor) -> Tensor:
-        """Map ``(batch, in_channels, h, w)`` to ``(batch, out_channels, h, w)``."""
+        """Map ``(batch, in_channels, h, w)`` to ``(batch, out_channels, h, w)``.
+
+        An unbatched ``(in_channels, h, w)`` gives ``(out_channels, h, w)``, as PyTorch.
+        """
+        if x.dims == 3:
+            return _unbatched(conv2d, x, self.weight.value, self.bias.value)
         return conv2d(x, self.weight.value, self.bias.value)
+
+
+def _unbatched(
+    conv: Callable[[Tensor, Tensor, Tensor], Tensor], x: Tensor, weight: Tensor, bias: Tensor
+) -> Tensor:
+    """``conv`` of one unbatched example: a batch of one in, its only item out."""
+    out = conv(x.contiguous().view(1, *x.shape), weight, bias)
+    return out.contiguous().view(*out.shape[1:])

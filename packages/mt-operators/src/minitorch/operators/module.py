@@ -16,15 +16,62 @@ class Parameter:
     """A trainable value held by a ``Module``.
 
     The value can be anything: a Scalar, a Tensor, a float. If the value supports
-    ``requires_grad_`` it is marked as needing a gradient whenever it is set; a value
-    that is the result of an expression (not a leaf) is detached first, so
-    ``Parameter(rand(3) * 2 - 1)`` is a leaf that receives a gradient, as in PyTorch.
+    ``requires_grad_`` it is marked as needing a gradient whenever it is set (unless
+    ``requires_grad_(False)`` switched that off); a value that is the result of an
+    expression (not a leaf) is detached first, so ``Parameter(rand(3) * 2 - 1)`` is a leaf
+    that receives a gradient, as in PyTorch.
+
+    Where PyTorch code expects the parameter to be its tensor, it stands for its value:
+    ``p.grad``, ``p.data`` (read and assigned) and any other attribute of the value
+    (``p.shape``, ``p.fill_(1)``) are the value's. ``p.value`` is the course's spelling.
     """
 
     def __init__(self, x: Any, name: str | None = None) -> None:
+        self._requires_grad = True
         self.value = x
         self.name = name
         self._mark()
+
+    @property
+    def requires_grad(self) -> bool:
+        """Whether the value is kept as a leaf that receives a gradient (default True)."""
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        self.requires_grad_(flag)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Parameter:
+        """Switch gradients for this parameter on or off (it stays so across ``update``)."""
+        self._requires_grad = bool(requires_grad)
+        self._mark()
+        return self
+
+    @property
+    def grad(self) -> Any:
+        """The value's ``grad`` (PyTorch's ``p.grad``)."""
+        return self.value.grad
+
+    @grad.setter
+    def grad(self, g: Any) -> None:
+        self.value.grad = g
+
+    @property
+    def data(self) -> Any:
+        """The value's ``data`` (PyTorch's ``p.data``: the values without the graph)."""
+        return self.value.data
+
+    @data.setter
+    def data(self, x: Any) -> None:
+        self.value.data = x
+
+    def __getattr__(self, key: str) -> Any:
+        # Only called when normal lookup fails: the value's attributes (``p.shape``,
+        # ``p.fill_``). Private names are not forwarded, so copying and pickling (which
+        # look some up before ``value`` exists) do not recurse.
+        if key.startswith("_") or key == "value":
+            raise AttributeError(f"'Parameter' object has no attribute {key!r}")
+        return getattr(self.value, key)
 
     def _mark(self) -> None:
         # A value computed by an expression (``rand(3) * 2 - 1``) is not a leaf: marking it
@@ -35,7 +82,7 @@ class Parameter:
         if callable(is_leaf) and callable(detach) and not is_leaf():
             self.value = detach()
         if hasattr(self.value, "requires_grad_"):
-            self.value.requires_grad_(True)
+            self.value.requires_grad_(self._requires_grad)
         if self.name is not None and hasattr(self.value, "name"):
             self.value.name = self.name
 
@@ -169,6 +216,16 @@ class Module:
         p = Parameter(v, k)
         self.__setattr__(k, p)
         return p
+
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
+        """Switch gradients on or off for every parameter in the tree; return self.
+
+        As ``torch.nn.Module.requires_grad_``: with False the parameters' values become
+        constants (no gradient is computed for them), and stay so after optimizer updates.
+        """
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
 
     def train(self, mode: bool = True) -> Module:
         """Put this module and every descendant in training mode; return self."""

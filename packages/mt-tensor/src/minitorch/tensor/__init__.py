@@ -41,7 +41,8 @@ from .functions import (
     View,
     max_mask,
 )
-from .tensor import MaxResult, NumelSize, Size, Tensor
+from .graph import AccumulateGrad, Node, RemovableHandle
+from .tensor import CallableBool, MaxResult, NumelSize, Size, Tensor
 from .tensor_data import (
     MAX_DIMS,
     IndexingError,
@@ -78,8 +79,10 @@ __all__ = [
     "LT",
     "MAX_DIMS",
     "Abs",
+    "AccumulateGrad",
     "Add",
     "All",
+    "CallableBool",
     "Copy",
     "Exp",
     "Function",
@@ -95,10 +98,12 @@ __all__ = [
     "Mean",
     "Mul",
     "Neg",
+    "Node",
     "NumelSize",
     "Permute",
     "Pow",
     "ReLU",
+    "RemovableHandle",
     "Sigmoid",
     "SimpleBackend",
     "SimpleOps",

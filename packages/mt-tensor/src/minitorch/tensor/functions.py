@@ -14,13 +14,14 @@ with the public ``make``/``zeros`` of an input.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from minitorch.autodiff import Context, GraphNode, is_grad_enabled, no_grad
 
+from .graph import node_name
 from .tensor_data import TensorData
 from .tensor_ops import TensorBackend, check_same_device, expand
 
@@ -59,17 +60,31 @@ __all__ = [
 ]
 
 
-@dataclass
+@dataclass(slots=True, eq=False)
 class History:
     """How a Tensor was made: the function, its context and its tensor inputs.
 
-    A leaf (a tensor that requires a gradient) has a history with no function.
+    A leaf (a tensor that requires a gradient) has a history with no function. Besides the
+    graph, a history keeps what PyTorch keeps on a tensor's autograd metadata: the tensor's
+    hooks, whether it retains its gradient, whether its saved values were freed by a
+    backward pass, and (weakly) the ``grad_fn`` node shown for it.
     """
 
     last_fn: type[Function] | None = None
     ctx: Context | None = None
-    inputs: Sequence[Tensor] = field(default_factory=tuple)
-    saved_versions: Sequence[tuple[Tensor, int]] = field(default_factory=tuple)
+    inputs: Sequence[Tensor] = ()
+    saved_versions: Sequence[tuple[Tensor, int]] = ()
+    hooks: dict[int, Callable[[Tensor], Tensor | None]] | None = None
+    retains_grad: bool = False
+    freed: bool = False
+    node: Callable[[], Any] | None = None  # a weakref to the graph.Node shown for it
+
+    def free(self) -> None:
+        """Drop the saved values (a backward pass without ``retain_graph`` ran through)."""
+        self.freed = True
+        self.saved_versions = ()
+        if self.ctx is not None:
+            self.ctx.saved_values = ()
 
     def check_saved_versions(self) -> None:
         """Refuse a backward pass through tensors written in place after they were saved.
@@ -80,11 +95,12 @@ class History:
         for t, version in self.saved_versions:
             now = t.version
             if now != version:
-                name = self.last_fn.__name__ if self.last_fn is not None else "?"
+                name = node_name(self.last_fn) if self.last_fn is not None else "?"
                 raise RuntimeError(
-                    f"a tensor of shape {t.shape} that {name}.backward needs was modified "
-                    f"in place after it was saved (version {now}, saved at version "
-                    f"{version}); write into a copy instead, or before using it"
+                    "one of the variables needed for gradient computation has been modified "
+                    f"by an inplace operation: a tensor of shape {t.shape} that {name} saved "
+                    f"is at version {now}; expected version {version} instead. Write into a "
+                    "copy instead, or before using it"
                 )
 
 
@@ -110,7 +126,13 @@ class Function:
     and ``backward(ctx, grad_output)`` returning one gradient per *tensor* argument, in
     order (None for an input that is a constant, which gets no gradient). Non-tensor
     arguments (dims, shapes, orders) are passed to ``forward`` as they are.
+
+    ``grad_fn_name`` names the node ``t.grad_fn`` shows for an output (PyTorch's name for
+    the built-in operations); a subclass that sets none is ``<ClassName>Backward``, as
+    PyTorch names the node of a custom ``autograd.Function``.
     """
+
+    grad_fn_name: ClassVar[str | None] = None
 
     @staticmethod
     def forward(ctx: Context, *args: Any) -> Tensor:
@@ -183,6 +205,8 @@ _NO_GRAD_CONTEXT = Context(no_grad=True)
 class Neg(Function):
     """``-a``."""
 
+    grad_fn_name = "NegBackward0"
+
     @staticmethod
     def forward(ctx: Context, a: Tensor) -> Tensor:
         """Negate."""
@@ -200,6 +224,8 @@ class Neg(Function):
 
 class Inv(Function):
     """``1 / a``."""
+
+    grad_fn_name = "ReciprocalBackward0"
 
     @staticmethod
     def forward(ctx: Context, a: Tensor) -> Tensor:
@@ -222,6 +248,8 @@ class Inv(Function):
 class Add(Function):
     """``a + b``."""
 
+    grad_fn_name = "AddBackward0"
+
     @staticmethod
     def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
         """Add."""
@@ -239,6 +267,8 @@ class Add(Function):
 
 class Mul(Function):
     """``a * b``."""
+
+    grad_fn_name = "MulBackward0"
 
     @staticmethod
     def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
@@ -261,6 +291,8 @@ class Mul(Function):
 class Sigmoid(Function):
     """Elementwise logistic sigmoid."""
 
+    grad_fn_name = "SigmoidBackward0"
+
     @staticmethod
     def forward(ctx: Context, a: Tensor) -> Tensor:
         """Sigmoid."""
@@ -281,6 +313,8 @@ class Sigmoid(Function):
 
 class ReLU(Function):
     """Elementwise ``max(a, 0)``."""
+
+    grad_fn_name = "ReluBackward0"
 
     @staticmethod
     def forward(ctx: Context, a: Tensor) -> Tensor:
@@ -303,6 +337,8 @@ class ReLU(Function):
 class Log(Function):
     """Elementwise natural log."""
 
+    grad_fn_name = "LogBackward0"
+
     @staticmethod
     def forward(ctx: Context, a: Tensor) -> Tensor:
         """Log."""
@@ -323,6 +359,8 @@ class Log(Function):
 
 class Exp(Function):
     """Elementwise exponential."""
+
+    grad_fn_name = "ExpBackward0"
 
     @staticmethod
     def forward(ctx: Context, a: Tensor) -> Tensor:
@@ -345,6 +383,8 @@ class Exp(Function):
 
 class Sqrt(Function):
     """Elementwise square root."""
+
+    grad_fn_name = "SqrtBackward0"
 
     @staticmethod
     def forward(ctx: Context, a: Tensor) -> Tensor:
@@ -374,6 +414,8 @@ def _reduce_all(a: Tensor, fn_reduce: Callable[[Tensor, int], Tensor]) -> Tensor
 class Sum(Function):
     """Sum over one dimension (kept) or over everything."""
 
+    grad_fn_name = "SumBackward0"
+
     @staticmethod
     def forward(ctx: Context, a: Tensor, dim: int | None) -> Tensor:
         """Sum."""
@@ -399,6 +441,8 @@ class Sum(Function):
 
 class Mean(Function):
     """Mean over one dimension (kept) or over everything."""
+
+    grad_fn_name = "MeanBackward0"
 
     @staticmethod
     def forward(ctx: Context, a: Tensor, dim: int | None) -> Tensor:
@@ -426,6 +470,8 @@ class Mean(Function):
 class All(Function):
     """1.0 if every element (over ``dim``) is non-zero."""
 
+    grad_fn_name = "AllBackward0"
+
     @staticmethod
     def forward(ctx: Context, a: Tensor, dim: int | None) -> Tensor:
         """All."""
@@ -448,6 +494,8 @@ class All(Function):
 class LT(Function):
     """``a < b`` as 1.0/0.0."""
 
+    grad_fn_name = "LtBackward0"
+
     @staticmethod
     def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
         """Less than."""
@@ -468,6 +516,8 @@ class LT(Function):
 class GT(Function):
     """``a > b`` as 1.0/0.0."""
 
+    grad_fn_name = "GtBackward0"
+
     @staticmethod
     def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
         """Greater than."""
@@ -481,6 +531,8 @@ class GT(Function):
 
 class EQ(Function):
     """``a == b`` as 1.0/0.0."""
+
+    grad_fn_name = "EqBackward0"
 
     @staticmethod
     def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
@@ -496,6 +548,8 @@ class EQ(Function):
 class IsClose(Function):
     """``|a - b| < 1e-2`` as 1.0/0.0 (not differentiable)."""
 
+    grad_fn_name = "IscloseBackward0"
+
     @staticmethod
     def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
         """Is close."""
@@ -509,6 +563,8 @@ class IsClose(Function):
 
 class Permute(Function):
     """Reorder dimensions (a view, no copy)."""
+
+    grad_fn_name = "PermuteBackward0"
 
     @staticmethod
     def forward(ctx: Context, a: Tensor, order: tuple[int, ...]) -> Tensor:
@@ -530,6 +586,8 @@ class Permute(Function):
 
 class View(Function):
     """A new shape over the same contiguous storage."""
+
+    grad_fn_name = "ViewBackward0"
 
     @staticmethod
     def forward(ctx: Context, a: Tensor, shape: tuple[int, ...]) -> Tensor:
@@ -553,6 +611,8 @@ class View(Function):
 class Copy(Function):
     """A contiguous copy."""
 
+    grad_fn_name = "CloneBackward0"
+
     @staticmethod
     def forward(ctx: Context, a: Tensor) -> Tensor:
         """Copy."""
@@ -566,6 +626,8 @@ class Copy(Function):
 
 class MatMul(Function):
     """Batched matrix product with broadcast batch dimensions."""
+
+    grad_fn_name = "MmBackward0"
 
     @staticmethod
     def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
@@ -606,6 +668,8 @@ def _sign(a: Tensor) -> Tensor:
 
 class Abs(Function):
     """Elementwise ``|a|``."""
+
+    grad_fn_name = "AbsBackward0"
 
     @staticmethod
     def forward(ctx: Context, a: Tensor) -> Tensor:
@@ -655,6 +719,8 @@ def power(a: Tensor, p: float) -> Tensor:
 class Pow(Function):
     """``a ** p`` for a number ``p`` (the exponent gets no gradient)."""
 
+    grad_fn_name = "PowBackward0"
+
     @staticmethod
     def forward(ctx: Context, a: Tensor, p: float) -> Tensor:
         """Power."""
@@ -701,6 +767,8 @@ class Max(Function):
     ``split`` is shared equally by every maximal element (PyTorch's ``max()``, ``amax``).
     """
 
+    grad_fn_name = "MaxBackward0"
+
     @staticmethod
     def forward(ctx: Context, a: Tensor, dim: int, split: bool = False) -> Tensor:
         """Max."""
@@ -724,6 +792,8 @@ class Max(Function):
 
 class Index(Function):
     """A view of part of ``a``: ``t[0]``, ``t[:, 1]``, ``t[0:4:2]`` (no copy)."""
+
+    grad_fn_name = "IndexBackward0"
 
     @staticmethod
     def forward(ctx: Context, a: Tensor, view: Callable[[TensorData], TensorData]) -> Tensor:

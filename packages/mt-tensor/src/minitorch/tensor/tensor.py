@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import builtins
 import numbers
-from collections.abc import Iterable, Sequence
+import warnings
+from collections.abc import Callable, Iterable, Sequence
 from math import prod
 from typing import Any, NamedTuple, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
 
-from minitorch.autodiff import GraphNode, backpropagate
+from minitorch.autodiff import GraphNode, backpropagate, is_grad_enabled
 
 from .functions import (
     EQ,
@@ -47,6 +48,16 @@ from .functions import (
     _const,
     max_mask,
 )
+from .graph import (
+    BACKWARD,
+    FREED_GRAPH,
+    LEAF_IN_PLACE,
+    NON_LEAF_GRAD,
+    Node,
+    RemovableHandle,
+    grad_fn_of,
+    node_name,
+)
 from .tensor_data import (
     IndexingError,
     Shape,
@@ -68,7 +79,7 @@ from .tensor_ops import (
     resolve_backend,
 )
 
-__all__ = ["History", "MaxResult", "Size", "Tensor", "TensorLike"]
+__all__ = ["CallableBool", "History", "MaxResult", "Size", "Tensor", "TensorLike"]
 
 TensorLike: TypeAlias = "float | int | Tensor"
 
@@ -107,6 +118,30 @@ class NumelSize(int):
         return self._shape[check_dim(dim, self._shape)]
 
 
+class CallableBool(int):
+    """``t.is_leaf``: a truth value (PyTorch's property) that is also callable (the course's).
+
+    ``if t.is_leaf:`` and ``t.is_leaf()`` give the same answer; it compares equal to
+    ``True``/``False`` and prints as them, but ``t.is_leaf is True`` is False (it is not
+    the ``bool`` singleton). The two values are made once.
+    """
+
+    __slots__ = ()
+
+    def __call__(self) -> bool:
+        """The value as a plain ``bool``."""
+        return self is _TRUE
+
+    def __repr__(self) -> str:
+        return "True" if self is _TRUE else "False"
+
+    __str__ = __repr__
+
+
+_TRUE = CallableBool(1)
+_FALSE = CallableBool(0)
+
+
 class MaxResult(NamedTuple):
     """What ``t.max(dim)`` returns, as ``torch.return_types.max``: values and indices."""
 
@@ -122,13 +157,13 @@ class Tensor(GraphNode):
 
     Attributes:
         backend: the ``TensorBackend`` whose kernels compute on this tensor.
-        history: how the tensor was made (None for a constant).
-        grad: the accumulated gradient of a leaf after ``backward()``.
+        history: how the tensor was made (None for a constant); ``grad_fn`` shows it as
+            PyTorch's graph of nodes.
         name: a label for graph drawings: the one given, else a unique id string (the
             course's default).
     """
 
-    __slots__ = ("_name", "_tensor", "backend", "grad", "history")
+    __slots__ = ("__weakref__", "_grad", "_name", "_tensor", "backend", "history")
 
     # numpy operands: ``array + t`` must not turn ``t`` into an array (dropping its graph).
     # With ufuncs disabled numpy returns NotImplemented, Python calls ``t.__radd__``, and
@@ -145,7 +180,7 @@ class Tensor(GraphNode):
         self._tensor = v
         self.history = back
         self.backend = backend if backend is not None else get_default_backend()
-        self.grad: Tensor | None = None
+        self._grad: Tensor | None = None
         self._name = name
         ops = self.backend.ops
         if not ops.is_storage(v.storage):
@@ -169,7 +204,7 @@ class Tensor(GraphNode):
         t._tensor = td
         t.history = None
         t.backend = backend
-        t.grad = None
+        t._grad = None
         t._name = None
         return t
 
@@ -254,48 +289,231 @@ class Tensor(GraphNode):
         """The number of dimensions."""
         return self._tensor.dims
 
+    # ------------------------------------------------------------------ autograd, as PyTorch
+    @property
+    def requires_grad(self) -> bool:
+        """True if gradients flow to or through this tensor (it has a history).
+
+        Setting it is ``requires_grad_(flag)``: only a leaf's flag can change.
+        """
+        return self.history is not None
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        self.requires_grad_(flag)
+
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
-        """Make this tensor a leaf that accumulates a gradient (or a constant); return self."""
+        """Make this tensor a leaf that accumulates a gradient (or a constant); return self.
+
+        Raises:
+            RuntimeError: ``requires_grad_(False)`` on a non-leaf, with PyTorch's message.
+        """
+        h = self.history
+        if h is not None and h.last_fn is not None:
+            if requires_grad:
+                return self  # it already requires grad, through its inputs
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to "
+                "use a computed variable in a subgraph that doesn't require differentiation "
+                "use var_no_grad = var.detach()."
+            )
         if requires_grad:
-            if self.history is None:
+            if h is None:
                 self.history = History()
         else:
-            if self.history is not None and self.history.last_fn is not None:
-                raise RuntimeError(
-                    "requires_grad_(False) on a non-leaf tensor; use .detach() instead"
-                )
             self.history = None
         return self
+
+    @property
+    def is_leaf(self) -> CallableBool:
+        """True unless an operation that records a gradient made this tensor (PyTorch's rule).
+
+        Constants and tensors made by the user (``requires_grad`` or not) are leaves.
+        Works as PyTorch's property (``if t.is_leaf:``) and as the course's method
+        (``t.is_leaf()``): a ``CallableBool``.
+        """
+        h = self.history
+        return _TRUE if h is None or h.last_fn is None else _FALSE
+
+    @property
+    def grad_fn(self) -> Node | None:
+        """The backward node of the operation that made this tensor; None for a leaf.
+
+        Its ``name()`` is PyTorch's (``MulBackward0``), its ``next_functions`` lead to the
+        nodes of the inputs (an ``AccumulateGrad`` for a leaf that requires grad, None for
+        a constant) and its ``saved_tensors`` are what the operation saved for backward.
+        """
+        h = self.history
+        if h is None or h.last_fn is None:
+            return None
+        return grad_fn_of(h)
+
+    @property
+    def grad(self) -> Tensor | None:
+        """The gradient accumulated by ``backward()``: leaves, and non-leaves that retain it.
+
+        Reading it on a non-leaf that did not call ``retain_grad()`` gives None with
+        PyTorch's UserWarning.
+        """
+        g = self._grad
+        if g is None:
+            h = self.history
+            if h is not None and h.last_fn is not None and not h.retains_grad:
+                warnings.warn(NON_LEAF_GRAD, UserWarning, stacklevel=2)
+        return g
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"grad must be a Tensor or None, got {type(value).__name__}")
+            if value.shape != self.shape:
+                raise RuntimeError(
+                    f"assigned grad has data of a different size: {value.shape} for a tensor "
+                    f"of shape {self.shape}"
+                )
+        self._grad = value
+
+    @property
+    def retains_grad(self) -> bool:
+        """True for a non-leaf whose ``grad`` is kept by ``backward()`` (``retain_grad()``)."""
+        h = self.history
+        return h is not None and h.last_fn is not None and h.retains_grad
+
+    def retain_grad(self) -> None:
+        """Keep this non-leaf's gradient in ``grad`` during ``backward()`` (a leaf: no-op).
+
+        Raises:
+            RuntimeError: on a tensor that does not require grad.
+        """
+        h = self.history
+        if h is None:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if h.last_fn is not None:
+            h.retains_grad = True
+
+    def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
+        """Call ``hook(grad)`` each time this tensor's gradient is computed.
+
+        A hook that returns a tensor replaces the gradient (for the rest of the backward
+        pass, and in ``grad``); one that returns None leaves it. Hooks run in the order
+        registered, before the gradient of a leaf is accumulated.
+
+        Returns:
+            a handle whose ``remove()`` unregisters the hook.
+
+        Raises:
+            RuntimeError: on a tensor that does not require grad (as PyTorch).
+            TypeError: if ``hook`` is not callable.
+        """
+        if not callable(hook):
+            raise TypeError(f"register_hook needs a callable, got {type(hook).__name__}")
+        h = self.history
+        if h is None:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if h.hooks is None:
+            h.hooks = {}
+        return RemovableHandle(h.hooks, hook)
 
     def detach(self) -> Tensor:
         """Return a constant tensor sharing this tensor's storage (and version counter)."""
         return Tensor._constant(self._tensor, self.backend)  # storage already on the backend
 
+    @property
+    def data(self) -> Tensor:
+        """This tensor's values as a constant sharing its storage (``detach()``).
+
+        Assigning a tensor (same backend) makes this tensor view that tensor's values.
+        """
+        return self.detach()
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        if not isinstance(value, Tensor):
+            raise TypeError(f"data must be a Tensor, got {type(value).__name__}")
+        self._tensor = value.to(self.backend)._tensor
+
     # ------------------------------------------------------------------ the Variable protocol
-    # unique_id, is_leaf, is_constant, parents and requires_grad come from GraphNode.
+    # unique_id, is_constant and parents come from GraphNode.
     def chain_rule(self, d_output: Tensor) -> Iterable[builtins.tuple[Tensor, Tensor]]:
         """Return ``(input, gradient)`` for each non-constant input, summed to its shape.
 
+        This tensor's hooks see ``d_output`` first (and may replace it); a tensor that
+        retains its gradient adds it to ``grad``. Unless the running ``backward`` keeps the
+        graph (``retain_graph=True``), the function's saved values are then freed.
+
         Raises:
-            RuntimeError: if a tensor the function saved was written in place since.
+            RuntimeError: if a tensor the function saved was written in place since, or if
+                the saved values were freed by an earlier backward pass.
         """
-        if self.history is not None:
-            self.history.check_saved_versions()
-        return [
+        h = self.history
+        if h is None:
+            return []
+        if h.hooks is not None or h.retains_grad:
+            d_output = self._hooked(h, d_output)
+        if h.freed:
+            raise RuntimeError(f"{FREED_GRAPH} ({node_name(h.last_fn) if h.last_fn else '?'})")
+        if h.saved_versions:
+            h.check_saved_versions()
+        pairs = [
             (x, g if g._tensor.shape == x._tensor.shape else x._reduce_to_shape(g))
             for x, g in self._input_derivatives(d_output)
             if x.history is not None  # a constant's gradient would be summed for nothing
         ]
+        if h.saved_versions and not BACKWARD.retain_graph:
+            h.free()
+        return pairs
+
+    def _hooked(self, h: History, grad: Tensor) -> Tensor:
+        """Run this tensor's hooks on ``grad``; keep the result in ``grad`` if retained."""
+        if h.hooks:
+            for hook in list(h.hooks.values()):
+                new = hook(grad)
+                if new is not None:
+                    if not isinstance(new, Tensor) or new.shape != grad.shape:
+                        raise RuntimeError(
+                            f"hook {getattr(hook, '__name__', hook)!r} returned "
+                            f"{_short(new)}; a hook must return None or a Tensor of the "
+                            f"gradient's shape {grad.shape}"
+                        )
+                    grad = new
+        if h.retains_grad and h.last_fn is not None:
+            self._store_grad(grad)
+        return grad
+
+    def _store_grad(self, grad: Tensor) -> None:
+        """Add ``grad`` to ``self.grad``, storing a private copy the first time.
+
+        A gradient tensor the engine hands to two tensors (``a + b`` gives both the same
+        one), a broadcast view, or the caller's ``backward(g)`` is copied, so that writing
+        into one ``.grad`` in place never changes another.
+        """
+        if grad.backend is not self.backend:  # from an operation on another host backend
+            grad = Tensor(grad._tensor, backend=self.backend)
+        if self._grad is not None:
+            self._grad = self.backend.add_zip(self._grad, grad)
+            return
+        claimed = BACKWARD.claimed
+        if not grad._tensor.is_contiguous() or (claimed is not None and id(grad) in claimed):
+            grad = self.backend.id_map(grad)
+        if claimed is not None:
+            claimed.add(id(grad))
+        self._grad = grad
 
     def accumulate_derivative(self, x: Tensor) -> None:
-        """Add ``x`` to this leaf's ``grad``."""
-        if not self.is_leaf():
-            raise RuntimeError("only leaf tensors accumulate a gradient")
+        """Add ``x`` to this leaf's ``grad`` (after the leaf's hooks, if any).
+
+        Raises:
+            RuntimeError: on a tensor that is not a leaf requiring grad.
+        """
+        h = self.history
+        if h is None or h.last_fn is not None:
+            raise RuntimeError("only leaf tensors that require grad accumulate a gradient")
         if x.shape != self.shape:
             x = self._reduce_to_shape(x)
-        if x.backend is not self.backend:  # from an operation on another host backend
-            x = Tensor(x._tensor, backend=self.backend)
-        self.grad = x if self.grad is None else self.backend.add_zip(self.grad, x)
+        if h.hooks:
+            x = self._hooked(h, x)
+        self._store_grad(x)
 
     def _reduce_to_shape(self, grad: Tensor) -> Tensor:
         """Sum a gradient of a broadcast shape back to this tensor's shape."""
@@ -316,17 +534,25 @@ class Tensor(GraphNode):
             raise RuntimeError(f"gradient of shape {grad.shape} does not fit {self.shape}")
         return out.contiguous().view(*self.shape) if out.shape != self.shape else out
 
-    def backward(self, grad_output: Tensor | float | None = None) -> None:
+    def backward(
+        self, grad_output: Tensor | float | None = None, retain_graph: bool | None = None
+    ) -> None:
         """Backpropagate from this tensor, accumulating into the leaves' ``grad``.
+
+        As in PyTorch, the values the graph's functions saved are freed on the way, so a
+        second ``backward()`` through them raises, unless this one keeps them.
 
         Args:
             grad_output: the gradient of the final result with respect to this tensor;
                 may be omitted only for a one-element tensor (it is then 1).
+            retain_graph: keep the saved values, for another backward pass.
 
         Raises:
             TypeError: if ``grad_output`` is neither a Tensor nor a real number.
             RuntimeError: on a constant tensor, or on a tensor of more than one element
-                without ``grad_output``.
+                without ``grad_output``; through a graph already freed ("Trying to
+                backward through the graph a second time"); through a tensor saved for
+                backward and modified in place since.
             IndexingError: naming both shapes, if ``grad_output`` neither has this tensor's
                 shape nor broadcasts to it.
         """
@@ -356,11 +582,17 @@ class Tensor(GraphNode):
                         f"output's shape {self.shape} (it must equal it or broadcast to it)"
                     )
                 grad = expand(grad, self.shape)
-        backpropagate(self, grad)
+        state = BACKWARD
+        outer = state.retain_graph, state.claimed  # a hook may run a backward of its own
+        state.retain_graph, state.claimed = bool(retain_graph), {id(grad)}
+        try:
+            backpropagate(self, grad)
+        finally:
+            state.retain_graph, state.claimed = outer
 
     def zero_grad_(self) -> None:
         """Forget the accumulated gradient."""
-        self.grad = None
+        self._grad = None
 
     # ------------------------------------------------------------------ operators
     def __add__(self, b: TensorLike) -> Tensor:
@@ -560,11 +792,108 @@ class Tensor(GraphNode):
         """True if the storage is laid out row-major for the shape."""
         return self._tensor.is_contiguous()
 
-    def zero_(self) -> Tensor:
-        """Fill with zeros in place (a constant's values only); return self."""
-        fresh = self.zeros(self.shape)
-        self.backend.id_map(fresh, self)  # an in-place write: map bumps the version
+    # ------------------------------------------------------------------ in-place writes
+    def _check_in_place(self, op: str) -> None:
+        """Refuse an in-place write the graph cannot record (outside ``no_grad``).
+
+        Raises:
+            RuntimeError: on a leaf that requires grad (PyTorch's message), or on a tensor
+                made by a recorded operation.
+        """
+        h = self.history
+        if h is None or not is_grad_enabled():
+            return
+        if h.last_fn is None:
+            raise RuntimeError(f"{op}: {LEAF_IN_PLACE}")
+        raise RuntimeError(
+            f"{op} on a tensor made by an operation that records a gradient (grad_fn="
+            f"{node_name(h.last_fn)}): MiniTorch's graph links tensors, not nodes, so it "
+            "cannot record an in-place change (PyTorch can); write under no_grad() or "
+            "use an out-of-place operation"
+        )
+
+    def _write(self, op: str, src: Tensor) -> Tensor:
+        """Write ``src`` (broadcast to this shape) into this tensor in place; return self."""
+        self._check_in_place(op)
+        self.backend.id_map(src, self)  # an in-place write: map bumps the version
         return self
+
+    def fill_(self, value: float | Tensor) -> Tensor:
+        """Fill with ``value`` in place (a number or a one-element tensor); return self.
+
+        Raises:
+            TypeError: if ``value`` is neither a real number nor a one-element tensor.
+            RuntimeError: outside ``no_grad()`` on a tensor that requires grad.
+        """
+        if isinstance(value, Tensor):
+            if value.numel() != 1:
+                raise TypeError(
+                    f"fill_ takes a number or a one-element tensor, got shape {value.shape}"
+                )
+            value = value.item()
+        if not isinstance(value, numbers.Real):
+            raise TypeError(f"fill_ takes a real number, got {type(value).__name__}")
+        return self._write("fill_", _const(self, float(value), (1,) * self.dims))
+
+    def zero_(self) -> Tensor:
+        """Fill with zeros in place; return self (see ``fill_``)."""
+        return self._write("zero_", _const(self, 0.0, (1,) * self.dims))
+
+    def copy_(self, src: Tensor) -> Tensor:
+        """Copy ``src``'s values (broadcast to this shape, from any backend) in place.
+
+        Raises:
+            TypeError: if ``src`` is not a Tensor.
+            IndexingError: if ``src``'s shape does not broadcast to this one.
+            RuntimeError: outside ``no_grad()`` on a tensor that requires grad, or from one
+                that does (the copy would not be recorded).
+        """
+        if not isinstance(src, Tensor):
+            raise TypeError(f"copy_ takes a Tensor, got {type(src).__name__} {_short(src)}")
+        if src.history is not None and is_grad_enabled():
+            self._check_in_place("copy_")  # raises if self requires grad
+            raise RuntimeError(
+                "copy_ from a tensor that requires grad outside no_grad(): MiniTorch cannot "
+                "record the copy in the graph; use src.detach() or an out-of-place operation"
+            )
+        src = src.to(self.backend)
+        mine, theirs = self._tensor.storage, src._tensor.storage
+        if isinstance(mine, np.ndarray) and np.may_share_memory(mine, theirs):
+            src = self.backend.id_map(src)  # overlapping views: read a copy
+        return self._write("copy_", src)
+
+    def uniform_(
+        self, a: float = 0.0, b: float = 1.0, *, seed: int | np.random.Generator | None = None
+    ) -> Tensor:
+        """Fill in place with values drawn uniformly from ``[a, b)``; return self.
+
+        ``seed`` is an int or a ``numpy.random.Generator`` (as for ``rand``); the global
+        random state is never touched.
+        """
+        rng = _rng(seed)
+        return self._from_numpy_("uniform_", rng.uniform(float(a), float(b), self.numel()))
+
+    def normal_(
+        self,
+        mean: float = 0.0,
+        std: float = 1.0,
+        *,
+        seed: int | np.random.Generator | None = None,
+    ) -> Tensor:
+        """Fill in place with values drawn from a normal distribution; return self.
+
+        Raises:
+            ValueError: if ``std`` is negative.
+        """
+        if not std >= 0:
+            raise ValueError(f"normal_ expects std >= 0.0, got std={std}")
+        rng = _rng(seed)
+        return self._from_numpy_("normal_", rng.normal(float(mean), float(std), self.numel()))
+
+    def _from_numpy_(self, op: str, values: npt.NDArray[np.float64]) -> Tensor:
+        self._check_in_place(op)  # before the values are drawn and moved
+        src = Tensor(TensorData(values, self.shape), backend=self.backend)
+        return self._write(op, src)
 
     # ------------------------------------------------------------------ reading values
     def item(self) -> float:
@@ -607,6 +936,7 @@ class Tensor(GraphNode):
                 f"tensor[{key!r}] = value: the value must be a real number or a Tensor, got "
                 f"{type(val).__name__} {_short(val)}"
             )
+        self._check_in_place("tensor[...] = value")
         plan = _index_plan(key, self.shape)
         if plan is None:
             self._tensor.set(_index_key(key), float(val))
@@ -653,11 +983,33 @@ class Tensor(GraphNode):
         extra = ""
         if self.backend != SimpleBackend:
             extra += f", backend={self.backend.name}"
-        if self.requires_grad:
-            extra += ", requires_grad=True" if self.is_leaf() else ""
-            if self.history is not None and self.history.last_fn is not None:
-                extra += f", grad_fn={self.history.last_fn.__name__}"
+        h = self.history
+        if h is not None:
+            if h.last_fn is None:
+                extra += ", requires_grad=True"
+            else:
+                extra += f", grad_fn=<{node_name(h.last_fn)}>"
         return f"tensor({body}{extra})"
+
+
+def _rng(seed: int | np.random.Generator | None) -> np.random.Generator:
+    """A generator for ``seed`` (an int, a Generator, or None for fresh entropy).
+
+    Raises:
+        TypeError: for a seed of another type.
+        ValueError: for a negative int.
+    """
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if seed is not None and (
+        not isinstance(seed, (int, np.integer)) or isinstance(seed, (bool, np.bool_))
+    ):
+        raise TypeError(
+            f"seed must be an int, a numpy.random.Generator or None, got {type(seed).__name__}"
+        )
+    if seed is not None and seed < 0:
+        raise ValueError(f"seed must be non-negative, got {seed}")
+    return np.random.default_rng(seed)
 
 
 def _short(value: object) -> str:
