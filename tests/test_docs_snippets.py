@@ -95,7 +95,7 @@ def test_the_collector_reads_sessions_in_order(tmp_path: Path) -> None:
     page.write_text(
         "text\n"
         '```python exec="on" session="a"\nx = 1\n```\n'
-        '!!! note\n    ```python exec="on" source="material-block" session="a"\n'
+        '!!! note\n    ```python exec="on" source="block" session="a"\n'
         "    print(x + 1)\n    ```\n"
         '```python exec="on"\nprint(2)\n```\n'
         "```python\nnot run\n```\n"
