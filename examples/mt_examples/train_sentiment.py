@@ -61,6 +61,20 @@ DEFAULTS = SentimentConfig()
 KERNEL_WIDTHS = (3, 4, 5)
 
 
+def check_max_length(max_length: int) -> None:
+    """Refuse a ``max_length`` below the widest kernel (no convolution output would fit).
+
+    Raises:
+        ValueError: naming ``--max-length`` and the smallest value that works.
+    """
+    widest = max(KERNEL_WIDTHS)
+    if max_length < widest:
+        raise ValueError(
+            f"--max-length {max_length} is shorter than the widest convolution kernel "
+            f"({widest} tokens): use --max-length {widest} or more"
+        )
+
+
 class SentimentCNN(Module):
     """Convolutions of widths 3, 4, 5 over embeddings, max over time, linear to 2 classes.
 
@@ -161,10 +175,12 @@ def train(
         log: where the per-epoch lines go.
 
     Raises:
+        ValueError: if ``max_length`` is below the widest kernel (before the data is read).
         DatasetError: if a data file is missing, corrupt or empty.
         DivergedError: if the loss becomes NaN or infinite.
     """
     c = config
+    check_max_length(c.max_length)
     be = find_backend(c.backend) if isinstance(c.backend, str) else c.backend
     train_set = SST2.load(c.data_dir, "train")
     dev_set = SST2.load(c.data_dir, "dev")
@@ -219,7 +235,8 @@ def build_parser() -> argparse.ArgumentParser:
     add("--filters", type=positive_int, default=DEFAULTS.filters,
         help="output channels of each convolution")  # fmt: skip
     add("--max-length", type=positive_int, default=DEFAULTS.max_length,
-        help="cut sentences to this many tokens")  # fmt: skip
+        help=f"cut sentences to this many tokens (at least {max(KERNEL_WIDTHS)}, the widest "
+        "kernel)")  # fmt: skip
     add("--train-size", type=positive_int, help="train on this many phrases (default: all 67,349)")
     return p
 
@@ -233,6 +250,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     """
     parser = build_parser()
     args = parser.parse_args(argv)
+    try:
+        check_max_length(args.max_length)  # before any download or data is read
+    except ValueError as e:
+        parser.error(str(e))
     # GloVe's 822 MB are fetched only if its vectors are missing.
     result = nn_run(
         parser, args, "SST-2", train, DEFAULTS, [SST2, GloVe], (DatasetError, ValueError)

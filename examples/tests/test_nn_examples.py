@@ -130,6 +130,24 @@ def _copy(source: Path, target: Path, *names: str) -> list[str]:
     return ["--data-dir", str(target), "--no-progress"]
 
 
+def test_train_sentiment_refuses_a_max_length_below_the_widest_kernel(sst2_dir, monkeypatch):
+    # issue: --max-length 1 trained until conv1d said "kernel (3,) does not fit the input's (1,)"
+    for step in ("load", "download"):
+        monkeypatch.setattr(train_sentiment.SST2, step, lambda *a, s=step, **k: pytest.fail(s))
+    argv = ["--data-dir", str(sst2_dir), "--no-progress", "--download", "--max-length", "4"]
+    message = "--max-length 4 is shorter than the widest convolution kernel (5 tokens)"
+    assert f"{message}: use --max-length 5 or more" in exit_message(train_sentiment.main, argv)
+    config = train_sentiment.SentimentConfig(data_dir=str(sst2_dir), max_length=1)
+    with pytest.raises(ValueError, match="use --max-length 5 or more"):
+        train_sentiment.train(config, progress=False)
+
+
+def test_train_sentiment_runs_at_the_smallest_max_length(sst2_dir) -> None:
+    options = "--epochs 1 --batch-size 32 --filters 2 --no-progress --max-length 5"
+    result = train_sentiment.main(["--data-dir", str(sst2_dir), *options.split()])
+    assert result["train_phrases"] == 64
+
+
 def test_train_sentiment_missing_glove(sst2_dir, tmp_path) -> None:
     argv = _copy(sst2_dir, tmp_path, "sst2/train.tsv", "sst2/dev.tsv")
     assert "glove.6B.50d.txt" in exit_message(train_sentiment.main, argv)

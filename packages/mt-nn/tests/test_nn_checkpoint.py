@@ -275,3 +275,45 @@ def test_stale_temporaries_of_a_name_with_glob_characters(tmp_path) -> None:
     nn.save_checkpoint(Small(0), tmp_path / "m[1]*.npz")
     assert not stray.exists()
     assert other.exists()
+
+
+# --------------------------------------------------- paths and metadata that cannot work
+
+
+def test_loading_a_directory_says_it_is_one(tmp_path) -> None:
+    folder = tmp_path / "model.npz"
+    folder.mkdir()
+    with pytest.raises(IsADirectoryError, match=r"model\.npz is a directory, not a \.npz file"):
+        nn.load_checkpoint(Small(0), folder)
+    with pytest.raises(IsADirectoryError, match=r"model\.npz: it is a directory"):
+        nn.save_checkpoint(Small(0), folder)
+
+
+@pytest.mark.parametrize("below", ["x.npz", "sub/x.npz"])
+def test_saving_under_a_file_says_the_parent_is_not_a_directory(tmp_path, below) -> None:
+    taken = tmp_path / "a.npz"
+    taken.write_bytes(b"a file")
+    with pytest.raises(NotADirectoryError, match=rf"{taken} is a file, not a directory"):
+        nn.save_checkpoint(Small(0), taken / below)
+    assert taken.read_bytes() == b"a file"
+
+
+@pytest.mark.parametrize(
+    ("metadata", "match"),
+    [
+        (
+            {"epoch": 3, "accuracy": np.float32(0.5)},
+            r"accuracy=np\.float32\(0\.5\): a numpy\.float32",
+        ),
+        ({"history": [0.1, {"loss": np.arange(3)}]}, r"history=\[0\.1, .*: a numpy\.ndarray"),
+        ({"best": nn.Linear(1, 1)}, r"best=.*: a minitorch\.Linear cannot be stored as JSON"),
+        ({"table": {(1, 2): 3}}, r"table=\{\(1, 2\): 3\}: JSON cannot store it \(keys must be"),
+    ],
+    ids=["numpy-scalar", "nested-array", "object", "tuple-key"],
+)
+def test_metadata_that_is_not_json_names_its_key_and_type(tmp_path, metadata, match) -> None:
+    target = tmp_path / "model.npz"
+    with pytest.raises(TypeError, match=rf"^checkpoint metadata {match}"):
+        nn.save_checkpoint(Small(0), target, **metadata)
+    assert not target.exists()
+    assert list(tmp_path.iterdir()) == []  # and no temporary file left behind

@@ -135,6 +135,32 @@ def test_dim_errors() -> None:
             fn([1.0, 2.0], 0)  # type: ignore[arg-type]
 
 
+def test_max_and_argmax_over_an_empty_dim_raise_naming_it() -> None:
+    # As PyTorch: "argmax(): Expected reduction dim 1 to have non-zero size" (an IndexError).
+    t = from_numpy(np.zeros((2, 0)), FastBackend)
+    for fn in (nn.argmax, nn.max):
+        for dim in (1, -1):
+            expected = rf"^{fn.__name__}\(\): Expected reduction dim 1 to have non-zero size"
+            with pytest.raises(IndexError, match=expected):
+                fn(t, dim)
+    with pytest.raises(IndexError, match=r"^max\(\): the tensor of shape \(2, 0\) has no elements"):
+        nn.max(t)
+    # Over a dim of non-zero size the result is empty, as torch.amax / argmax give.
+    assert nn.max(t, 0).shape == (1, 0)
+    assert nn.argmax(t, 0).shape == (2, 0)
+
+
+def test_max_and_argmax_over_an_empty_dim_match_torchs_message(torch_ref) -> None:
+    torch = torch_ref.torch
+    t, theirs = from_numpy(np.zeros((3, 0)), FastBackend), torch.zeros(3, 0)
+    for ours, name in ((nn.argmax, "argmax"), (nn.max, "max")):
+        with pytest.raises(IndexError) as expected:
+            getattr(torch, name)(theirs, 1)
+        with pytest.raises(IndexError) as got:
+            ours(t, 1)
+        assert str(got.value).startswith(str(expected.value).rstrip("."))
+
+
 def test_dropout_rate_zero_and_ignore_return_the_input() -> None:
     t = from_numpy(np.random.default_rng(0).random((5, 5)), FastBackend)
     assert nn.dropout(t, 0.0) is t

@@ -63,6 +63,31 @@ def test_non_number_raises_type_error():
         tensor([[1.0, "x"]])
 
 
+def test_an_int_too_large_for_float64_is_named():
+    with pytest.raises(
+        OverflowError,
+        match=r"^tensor\(\): the int 1\.000e\+400 \(401 digits\) is too large for float64",
+    ):
+        tensor([1.0, 10**400])
+    # Shortened, even past Python's limit on converting ints to strings (4300 digits).
+    with pytest.raises(OverflowError, match=r"the int -3\.000e\+5000 \(5001 digits\)"):
+        tensor([[-3 * 10**5000]])
+    assert tensor([2**1023]).item() == 2.0**1023  # large but representable
+
+
+def test_an_allocation_too_large_names_the_shape_and_its_bytes():
+    # 800 TB: beyond any machine's memory and the 128 TiB a process can address.
+    shape = (10**6, 10**6, 100)
+    message = r"\(1000000, 1000000, 100\) needs 800,000,000,000,000 bytes"
+    for make in (zeros, ones, rand):
+        with pytest.raises(
+            MemoryError, match=rf"^{make.__name__}\(\): a tensor of shape {message}"
+        ):
+            make(shape)
+    with pytest.raises(MemoryError, match=message):
+        zeros(*shape)
+
+
 def test_zeros_and_ones():
     z = zeros((2, 3))
     o = ones(4)

@@ -16,6 +16,7 @@ from minitorch.tensor import (
     MaxResult,
     Size,
     Tensor,
+    check_reduction_dim,
     from_numpy,
     grad_check,
     rand,
@@ -194,6 +195,26 @@ def test_max_matches_torch_including_ties() -> None:
     ours.max().backward()
     theirs.max().backward()
     np.testing.assert_allclose(ours.grad.to_numpy(), theirs.grad.numpy())
+
+
+def test_max_over_an_empty_dim_raises_naming_it() -> None:
+    # As PyTorch's "max(): Expected reduction dim 1 to have non-zero size" (an IndexError).
+    t = tensor([[], []])
+    assert t.shape == (2, 0)
+    for dim in (1, -1):
+        with pytest.raises(IndexingError, match=r"^max\(\): Expected reduction dim 1 to have"):
+            t.max(dim)
+    with pytest.raises(IndexingError, match=r"^max\(\): the tensor of shape \(2, 0\) has no"):
+        t.max()
+
+
+def test_check_reduction_dim() -> None:
+    assert check_reduction_dim("argmax", -1, (2, 3)) == 1
+    assert check_reduction_dim("argmax", None, (2, 3)) is None
+    with pytest.raises(IndexingError, match=r"^argmax\(\): Expected reduction dim 0 to have"):
+        check_reduction_dim("argmax", 0, (0, 3))
+    with pytest.raises(IndexingError, match="out of range"):  # check_dim's checks come first
+        check_reduction_dim("argmax", 2, (2, 3))
 
 
 # ---------------------------------------------------------------------------------- sum

@@ -5,6 +5,9 @@ This is the fast backend a student writes in module 3, and what ``PlainFastOps``
 backend protocol of mt-tensor defines them; the outer loop is a ``prange`` over output
 positions, each iteration with its own index buffers, so threads share nothing but the
 output positions they own. The index helpers are mt-tensor's own, compiled by Numba.
+The reduce kernel is the course's (``make_fold``: it folds into what ``out`` holds);
+``make_reduce`` fills ``out`` with the protocol's ``start`` first. ``minitorch.fast.course``
+offers these kernels under the course's names (``tensor_map``, ...).
 ``tuned`` computes the same results faster; ``FastOps`` uses it by default.
 """
 
@@ -22,21 +25,25 @@ from minitorch.tensor import broadcast_index, index_to_position, to_index
 from . import _cache
 from .runtime import jit_scalar, run
 
-__all__ = ["KERNELS", "make_map", "make_reduce", "make_zip", "matmul", "run"]
+__all__ = ["KERNELS", "make_fold", "make_map", "make_reduce", "make_zip", "matmul", "run"]
 
 # The operators and the index helpers are compiled into the kernels: key the cache on
 # the files that define them (found through the public functions, not private modules).
 _cache.install(__file__, _cache.defining_modules(add, index_to_position))
 
 KERNELS: dict[str, Any] = {}
-"""Every kernel built so far, by name (``map[neg]``, ``matmul``), for diagnostics."""
+"""Every cached kernel built so far, by name (``map[neg]``, ``matmul``), for diagnostics."""
 
 
-def make_map(fn: Callable[[float], float]) -> Callable[..., None]:
-    """Return a parallel kernel ``out = fn(in)`` with ``in`` broadcast to ``out``."""
+def make_map(fn: Callable[[float], float], cache: bool = True) -> Callable[..., None]:
+    """Return a parallel kernel ``out = fn(in)`` with ``in`` broadcast to ``out``.
+
+    ``cache=False`` builds it outside Numba's disk cache and leaves it out of ``KERNELS``
+    (the course's ``tensor_map``: a kernel loaded from the cache has no parallel report).
+    """
     fn = jit_scalar(fn)
 
-    @njit(parallel=True, cache=True)
+    @njit(parallel=True, cache=cache)
     def kernel(out, out_shape, out_strides, in_storage, in_shape, in_strides):  # type: ignore[no-untyped-def]
         # BEGIN SOLUTION task3_1
         for i in prange(np.prod(out_shape)):
@@ -49,15 +56,19 @@ def make_map(fn: Callable[[float], float]) -> Callable[..., None]:
             out[o] = fn(in_storage[j])
         # END SOLUTION
 
-    KERNELS[f"map[{fn.__name__}]"] = kernel
+    if cache:
+        KERNELS[f"map[{fn.__name__}]"] = kernel
     return kernel  # type: ignore[no-any-return]
 
 
-def make_zip(fn: Callable[[float, float], float]) -> Callable[..., None]:
-    """Return a parallel kernel ``out = fn(a, b)`` with ``a`` and ``b`` broadcast to ``out``."""
+def make_zip(fn: Callable[[float, float], float], cache: bool = True) -> Callable[..., None]:
+    """Return a parallel kernel ``out = fn(a, b)`` with ``a`` and ``b`` broadcast to ``out``.
+
+    ``cache=False`` as for ``make_map``.
+    """
     fn = jit_scalar(fn)
 
-    @njit(parallel=True, cache=True)
+    @njit(parallel=True, cache=cache)
     def kernel(out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides):  # type: ignore[no-untyped-def]
         # BEGIN SOLUTION task3_1
         for i in prange(np.prod(out_shape)):
@@ -73,33 +84,53 @@ def make_zip(fn: Callable[[float, float], float]) -> Callable[..., None]:
             out[o] = fn(a[ja], b[jb])
         # END SOLUTION
 
-    KERNELS[f"zip[{fn.__name__}]"] = kernel
+    if cache:
+        KERNELS[f"zip[{fn.__name__}]"] = kernel
     return kernel  # type: ignore[no-any-return]
 
 
-def make_reduce(fn: Callable[[float, float], float]) -> Callable[..., None]:
-    """Return a parallel kernel folding ``fn`` over dimension ``dim`` of ``a`` from ``start``.
+def make_fold(fn: Callable[[float, float], float], cache: bool = True) -> Callable[..., None]:
+    """Return a parallel kernel folding ``fn`` over dimension ``dim`` of ``a`` into ``out``.
 
-    ``out`` has ``a``'s shape with ``dim`` of size 1; an empty ``dim`` gives ``start``.
+    The course's reduce: ``kernel(out, out_shape, out_strides, a, a_shape, a_strides, dim)``
+    where ``out`` has ``a``'s shape with ``dim`` of size 1 and already holds the start
+    value, so ``out[o] = fn(...fn(fn(out[o], a[.., 0, ..]), a[.., 1, ..])...)``; an empty
+    ``dim`` leaves ``out`` as it is. ``cache=False`` as for ``make_map``.
     """
     fn = jit_scalar(fn)
 
-    @njit(parallel=True, cache=True)
-    def kernel(out, out_shape, out_strides, a, a_shape, a_strides, dim, start):  # type: ignore[no-untyped-def]
+    @njit(parallel=True, cache=cache)
+    def kernel(out, out_shape, out_strides, a, a_shape, a_strides, dim):  # type: ignore[no-untyped-def]
         # BEGIN SOLUTION task3_1
         for i in prange(np.prod(out_shape)):
             index = np.empty(len(out_shape), np.int64)
             to_index(i, out_shape, index)
             o = index_to_position(index, out_strides)
-            acc = start
+            acc = out[o]
             for k in range(a_shape[dim]):
                 index[dim] = k
                 acc = fn(acc, a[index_to_position(index, a_strides)])
             out[o] = acc
         # END SOLUTION
 
-    KERNELS[f"reduce[{fn.__name__}]"] = kernel
+    if cache:
+        KERNELS[f"reduce[{fn.__name__}]"] = kernel
     return kernel  # type: ignore[no-any-return]
+
+
+def make_reduce(fn: Callable[[float, float], float]) -> Callable[..., None]:
+    """Return the backend protocol's reduce: ``out`` filled with ``start``, then ``make_fold``.
+
+    ``kernel(out, out_shape, out_strides, a, a_shape, a_strides, dim, start)``; ``out`` is
+    the fresh output buffer, so every element of it is filled.
+    """
+    fold = make_fold(fn)
+
+    def kernel(out, out_shape, out_strides, a, a_shape, a_strides, dim, start):  # type: ignore[no-untyped-def]
+        out.fill(start)
+        fold(out, out_shape, out_strides, a, a_shape, a_strides, dim)
+
+    return kernel
 
 
 @njit(parallel=True, cache=True)

@@ -83,6 +83,41 @@ def _remove_stale_temporaries(target: Path) -> None:
             path.unlink(missing_ok=True)
 
 
+class _UnstorableError(TypeError):
+    """A value ``json`` cannot store (the message is its type)."""
+
+
+def _refuse(value: object) -> None:
+    kind = type(value)
+    package = kind.__module__.split(".")[0]
+    raise _UnstorableError(
+        kind.__qualname__ if package == "builtins" else f"{package}.{kind.__qualname__}"
+    )
+
+
+def _metadata_json(metadata: dict[str, Any]) -> str:
+    """``metadata`` as JSON; a value JSON cannot store is named by its key and type."""
+    for key, value in metadata.items():
+        try:
+            json.dumps(value, default=_refuse)
+        except _UnstorableError as e:
+            problem = f"a {e} cannot be stored as JSON"
+        except (TypeError, ValueError) as e:
+            problem = f"JSON cannot store it ({e})"
+        else:
+            continue
+        raise TypeError(
+            f"checkpoint metadata {key}={_short_repr(value)}: {problem}; store numbers, "
+            "strings, bools, None, and lists or dicts of them (float(x), x.tolist())"
+        )
+    return json.dumps(metadata)
+
+
+def _short_repr(value: object, limit: int = 60) -> str:
+    text = " ".join(repr(value).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def save_checkpoint(model: Module, path: str | os.PathLike[str], **metadata: Any) -> Path:
     """Write every parameter of ``model`` (by dotted name) and ``metadata`` to ``path``.
 
@@ -93,14 +128,29 @@ def save_checkpoint(model: Module, path: str | os.PathLike[str], **metadata: Any
 
     Returns:
         The path written.
+
+    Raises:
+        ValueError: if ``path`` does not end in ``.npz``.
+        IsADirectoryError: if ``path`` is a directory.
+        NotADirectoryError: if a folder on ``path`` is a file.
+        TypeError: naming the key, if a metadata value cannot be stored as JSON.
     """
     target = Path(path)
     if target.suffix != ".npz":
         raise ValueError(f"checkpoint path must end in .npz, got {target}")
+    if target.is_dir():
+        raise IsADirectoryError(f"cannot save checkpoint {target}: it is a directory")
+    for folder in target.parents:  # the nearest existing one must be a folder
+        if folder.exists():
+            if not folder.is_dir():
+                raise NotADirectoryError(
+                    f"cannot save checkpoint {target}: {folder} is a file, not a directory"
+                )
+            break
     arrays = {name: np.ascontiguousarray(t.to_numpy()) for name, t in _tensors(model).items()}
     if _META in arrays:
         raise ValueError(f"a parameter may not be named {_META}")
-    arrays[_META] = np.array(json.dumps(metadata))
+    arrays[_META] = np.array(_metadata_json(metadata))
     target.parent.mkdir(parents=True, exist_ok=True)
     _remove_stale_temporaries(target)
     fd, tmp = tempfile.mkstemp(
@@ -190,12 +240,15 @@ def load_checkpoint(model: Module, path: str | os.PathLike[str]) -> dict[str, An
 
     Raises:
         FileNotFoundError: if ``path`` does not exist.
+        IsADirectoryError: if ``path`` is a directory.
         CheckpointError: if the file is not a readable checkpoint (not a zip archive,
             damaged, metadata that is not a JSON object), or its parameter names, shapes
             or dtypes differ from the model's (the message lists the differences); the
             model is then left unchanged.
     """
     source = Path(path)
+    if source.is_dir():
+        raise IsADirectoryError(f"checkpoint {source} is a directory, not a .npz file")
     if not source.is_file():
         raise FileNotFoundError(f"checkpoint {source} does not exist")
     arrays = _read(source)

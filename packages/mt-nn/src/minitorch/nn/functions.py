@@ -19,7 +19,16 @@ import numpy as np
 import numpy.typing as npt
 
 from minitorch.autodiff import Context
-from minitorch.tensor import Function, Max, Tensor, TensorBackend, check_dim, from_numpy, max_mask
+from minitorch.tensor import (
+    Function,
+    Max,
+    Tensor,
+    TensorBackend,
+    check_dim,
+    check_reduction_dim,
+    from_numpy,
+    max_mask,
+)
 
 __all__ = [
     "Avgpool2dFun",
@@ -233,11 +242,12 @@ def max(input: Tensor, dim: int | None = None) -> Tensor:
     the maximal elements; ties share it equally, as with ``torch.amax``. (mt-tensor's
     ``Max`` with ``split=True``.)
     """
+    _check_tensor(input, "max")
+    d = check_reduction_dim("max", dim, input.shape)
     # BEGIN SOLUTION task4_4
-    if dim is None:
-        _check_tensor(input, "max")
+    if d is None:
         return Max.apply(input.contiguous().view(input.numel()), 0, True)
-    return Max.apply(input, _dim(input, dim, "max"), True)
+    return Max.apply(input, d, True)
     # END SOLUTION
 
 
@@ -246,8 +256,9 @@ def argmax(input: Tensor, dim: int) -> Tensor:
 
     Among tied maxima the first is marked, as ``torch.argmax`` picks the first index.
     """
+    _check_tensor(input, "argmax")
+    dim = check_reduction_dim("argmax", dim, input.shape)
     # BEGIN SOLUTION task4_4
-    dim = _dim(input, dim, "argmax")
     return max_mask(input.detach(), dim)[2]
     # END SOLUTION
 

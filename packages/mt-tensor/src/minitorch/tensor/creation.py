@@ -65,6 +65,20 @@ def _shape_args(
     return check_shape(args), backend
 
 
+def _allocate(
+    name: str, shape: tuple[int, ...], make: Callable[[int], npt.NDArray[np.float64]]
+) -> npt.NDArray[np.float64]:
+    """``make(size)`` for a tensor of ``shape``; a MemoryError names the shape and the bytes."""
+    try:
+        return make(prod(shape))
+    except MemoryError:
+        nbytes = 8 * prod(shape)
+        raise MemoryError(
+            f"{name}(): a tensor of shape {shape} needs {nbytes:,} bytes "
+            f"({nbytes / 2**30:,.1f} GiB of float64), more than can be allocated here"
+        ) from None
+
+
 def tensor(ls: Any, backend: BackendLike = None, requires_grad: bool = False) -> Tensor:
     """Make a tensor from a number or a nested list of numbers.
 
@@ -75,6 +89,7 @@ def tensor(ls: Any, backend: BackendLike = None, requires_grad: bool = False) ->
     Raises:
         ValueError: for a ragged list.
         TypeError: for an element that is not a number.
+        OverflowError: for an int too large for float64 (beyond about 1.8e308).
     """
     values, shape = flatten_nested(ls)
     if shape == ():
@@ -91,9 +106,10 @@ def zeros(*shape: Any, backend: BackendLike = None, requires_grad: bool = False)
     Raises:
         TypeError: for a size that is not an int (floats and bools are rejected).
         IndexingError: for a negative size.
+        MemoryError: naming the shape and its bytes, if it cannot be allocated.
     """
     s, where = _shape_args("zeros", shape, backend)
-    return _make(np.zeros(prod(s)), s, where, requires_grad)
+    return _make(_allocate("zeros", s, np.zeros), s, where, requires_grad)
 
 
 def ones(*shape: Any, backend: BackendLike = None, requires_grad: bool = False) -> Tensor:
@@ -104,7 +120,7 @@ def ones(*shape: Any, backend: BackendLike = None, requires_grad: bool = False) 
         IndexingError: for a negative size.
     """
     s, where = _shape_args("ones", shape, backend)
-    return _make(np.ones(prod(s)), s, where, requires_grad)
+    return _make(_allocate("ones", s, np.ones), s, where, requires_grad)
 
 
 def rand(
@@ -131,7 +147,7 @@ def rand(
     """
     s, where = _shape_args("rand", shape, backend)
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(_seed(seed))
-    return _make(rng.random(prod(s)), s, where, requires_grad)
+    return _make(_allocate("rand", s, rng.random), s, where, requires_grad)
 
 
 def _seed(seed: object) -> int | None:

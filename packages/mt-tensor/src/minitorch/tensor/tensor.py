@@ -67,6 +67,7 @@ from .tensor_data import (
     UserShape,
     broadcasts_to,
     check_dim,
+    check_reduction_dim,
     check_shape,
     shape_broadcast,
 )
@@ -713,11 +714,12 @@ class Tensor(GraphNode):
         ``indices`` (floats) gives the first maximal position, which receives the gradient.
         """
         if dim is None:
+            check_reduction_dim("max", None, self.shape)
             return Max.apply(self.contiguous().view(self.numel()), 0, True)
         if self.dims == 0:
             values = Max.apply(_scalar_as_vector(self, dim), 0).view()
             return MaxResult(values, self.zeros(()))
-        d = check_dim(dim, self.shape)
+        d = check_reduction_dim("max", dim, self.shape)
         values = Max.apply(self, d)
         indices = max_mask(self.detach(), d, values.detach())[1]
         if not keepdim:

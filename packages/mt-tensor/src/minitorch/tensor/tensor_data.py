@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import builtins
 import functools
+import math
 from collections.abc import Iterable, Iterator, Sequence
 from math import prod
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -32,6 +33,7 @@ __all__ = [
     "broadcast_index",
     "broadcasts_to",
     "check_dim",
+    "check_reduction_dim",
     "check_shape",
     "index_to_position",
     "is_contiguous_layout",
@@ -132,6 +134,34 @@ def check_dim(dim: Any, shape: UserShape) -> int:
             f"(expected a dim in [{-dims}, {dims - 1}])"
         )
     return int(dim) % dims
+
+
+@overload
+def check_reduction_dim(name: str, dim: None, shape: UserShape) -> None: ...
+@overload
+def check_reduction_dim(name: str, dim: int, shape: UserShape) -> int: ...
+def check_reduction_dim(name: str, dim: Any, shape: UserShape) -> int | None:
+    """``check_dim`` for a reduction that has no value over no elements (``max``, ``argmax``).
+
+    ``dim=None`` means every element. Returns the dim (non-negative), or None for None.
+
+    Raises:
+        IndexingError: as ``check_dim``, or naming ``name`` if the elements reduced over are
+            none: ``argmax(): Expected reduction dim 1 to have non-zero size``, as PyTorch.
+    """
+    if dim is None:
+        if prod(shape) == 0:
+            raise IndexingError(
+                f"{name}(): the tensor of shape {tuple(shape)} has no elements, so no maximum "
+                "(give a dim of non-zero size)"
+            )
+        return None
+    d = check_dim(dim, shape)
+    if shape[d] == 0:
+        raise IndexingError(
+            f"{name}(): Expected reduction dim {d} to have non-zero size (shape {tuple(shape)})"
+        )
+    return d
 
 
 def shape_broadcast(shape1: UserShape, shape2: UserShape) -> tuple[int, ...]:
@@ -558,7 +588,15 @@ class TensorData:
 def _flatten(ls: Any) -> tuple[list[float], tuple[int, ...]]:
     """Return the values of a nested list in row-major order and its shape."""
     if isinstance(ls, (int, float, np.integer, np.floating)) and not isinstance(ls, bool):
-        return [float(ls)], ()
+        try:
+            return [float(ls)], ()
+        except OverflowError:  # only a Python int can be this large
+            magnitude = math.log10(abs(ls))
+            digits = f"{10 ** (magnitude % 1):.3f}e+{int(magnitude)}"
+            raise OverflowError(
+                f"tensor(): the int {'-' if ls < 0 else ''}{digits} ({int(magnitude) + 1} "
+                f"digits) is too large for float64, whose largest value is {np.finfo(float).max}"
+            ) from None
     if isinstance(ls, bool):
         return [float(ls)], ()
     if not isinstance(ls, (list, tuple)):
