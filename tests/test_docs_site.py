@@ -408,6 +408,7 @@ def test_the_root_readme_links_to_the_guide_and_keeps_its_two_commands() -> None
     url = guide.course()["guide"]["url"]
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     assert f"]({url})" in text
-    assert f"{url}students/" in text
+    assert "](docs/students.md)" in text
+    assert "](docs/modules/index.md)" in text
     assert 'python3 -m pip install "hatch>=1.16" && hatch run train\n' in text
     assert 'python3 -m pip install "hatch>=1.16" && hatch run test:all\n' in text
