@@ -69,8 +69,11 @@ class Layer:
     """The data subset its training tests need (``mnist-train`` -> number of images...)."""
     test_env: dict[str, str] = field(default_factory=dict)
     """Environment the starter's tests need on a machine without a GPU (the CUDA simulator)."""
-    uses: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    """Task -> the other tasks of the layer whose code its tests run (``check`` measures it)."""
+    uses: dict[str, tuple[str, ...]] | None = None
+    """Task -> the other tasks of the layer whose code its tests run (``check`` proves it).
+
+    None where course.toml does not say (then neither ``check`` nor the README does).
+    """
 
     @property
     def package(self) -> str:
@@ -232,9 +235,11 @@ def load_calendar(path: Path = REPO / "course.toml") -> Calendar:
             float(raw["time-limit"]) if "time-limit" in raw else None,
             {str(k): int(v) for k, v in raw.get("training-data", {}).items()},
             {str(k): str(v) for k, v in raw.get("test-env", {}).items()},
-            {str(k): tuple(map(str, v)) for k, v in raw.get("uses", {}).items()},
+            {str(k): tuple(map(str, v)) for k, v in raw["uses"].items()}
+            if "uses" in raw
+            else None,
         )
-        for tid, used in layer.uses.items():
+        for tid, used in (layer.uses or {}).items():
             for t in (tid, *used):
                 if t not in layer.task_ids and t not in layer.needs:
                     raise CalendarError(f"layers.{name}.uses: {t} is not a task of {name}")

@@ -309,7 +309,7 @@ def _task_section(
         if training
         else f"run its tests with `pytest -m {task.id}`"
     )
-    used = [t for t in layer.uses.get(task.id, ()) if t != task.id]
+    used = [t for t in (layer.uses or {}).get(task.id, ()) if t != task.id]
     if training:
         needs = (
             "Training runs the code of every task of this week: it is graded with the "
@@ -321,8 +321,10 @@ def _task_section(
             "they fail until that is written too. The grader fills in the other tasks with "
             "the course's solution, so this task is graded on its own code.\n\n"
         )
-    else:
+    elif layer.uses is not None:
         needs = "Its tests run only its own code (and the lower layers').\n\n"
+    else:
+        needs = ""
     link = f"The guide: <{guide}modules/{layer.name}/>.\n\n" if guide else ""
     return (
         f"### Task {task_number(task.id)}: {task.title} ({task.points:g} points)\n\n"
@@ -1145,8 +1147,11 @@ def _uses_problems(
 
     Measured on the solution by the probe's trace; code that Numba compiles is not seen,
     so ``uses`` may name more than is measured, never less. A training task runs every
-    task's code (the README says so) and is not listed.
+    task's code (the README says so) and is not listed. A layer without ``uses`` in
+    course.toml is not checked (its README says nothing of it).
     """
+    if layer.uses is None:
+        return []
     problems = []
     for task, used in sorted(_used_tasks(layer, records).items()):
         if task in training:
