@@ -137,6 +137,8 @@ def _expr_variants(node: ast.expr) -> Iterator[tuple[str, ast.expr]]:
 
 def _stmt_variants(node: ast.stmt) -> Iterator[tuple[str, ast.stmt | None]]:
     """The mutations of one statement: (kind, the new statement, or None to drop it)."""
+    if isinstance(node, ast.AnnAssign) and node.value is None:
+        return  # ``s: float`` declares a type only: dropping it changes nothing
     yield "drop", None
     if isinstance(node, (ast.If, ast.While)):
         new = copy.copy(node)

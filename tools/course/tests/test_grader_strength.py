@@ -133,10 +133,11 @@ def test_graded_feedback_shows_pytests_explanation(tmp_path):
     assert "where" in public["output"], public["output"][:2000]
     hidden = next(t for t in res["tests"] if t["number"] == "0.1" and t["visibility"] != "visible")
     assert "mul:" in hidden["output"]
-    # mul's share is lost for more than half; the other functions keep theirs.
+    # mul's share is lost for more than half; so is that of a function tested with it in one
+    # test (a test counts for every function it calls); the others keep theirs.
     share = 10 / 17
     score = sum(t["score"] for t in res["tests"] if t["number"] == "0.1")
-    assert 10 - share <= score < 10 - share / 2
+    assert 5 < score < 10 - share / 2
 
 
 # The mutants command.

@@ -49,12 +49,24 @@ def test_sigmoid_symmetry_and_relu(x):
     assert relu(x) == (x if x > 0 else 0.0)
 
 
+# One function per test: a test counts against every function of its task it calls.
+
+
 @pytest.mark.task0_1
-def test_edge_values():
+def test_log_edge_values():
     assert log(1.0) == 0.0
     assert log(0.0) == -math.inf
     assert math.isnan(log(-2.0))
+
+
+@pytest.mark.task0_1
+def test_inv_edge_values():
     assert inv(4.0) == 0.25
+    assert inv(-0.0) == -math.inf
+
+
+@pytest.mark.task0_1
+def test_mul_signs():
     assert mul(-3.0, 2.5) == -7.5
 
 
