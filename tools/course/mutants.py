@@ -345,6 +345,7 @@ def run_mutants(
         shutil.copytree(layer.src, solution_code / "minitorch" / layer.name)
         register(solution_code, spec)
         n = 0
+        summary: list[str] = []
         for task in spec.tasks:
             if task[0] not in by_task:
                 continue
@@ -396,9 +397,31 @@ def run_mutants(
                 shutil.rmtree(root / f"m{n}", ignore_errors=True)
             status |= _report(tid, points, outcomes, originals, say)
             records += [o.to_json(originals[o.mutant.file]) for o in outcomes]
+            summary.append(_summary(tid, points, len(found), outcomes))
+    say(
+        f"\n{layer.name}: task | mutants (of all) | killed | survived | equivalent | "
+        "mutation score | most a killed one keeps | least a killed one costs / its share"
+    )
+    for line in summary:
+        say(line)
     if json_out is not None:
         json_out.write_text(json.dumps(records, indent=1) + "\n", encoding="utf-8")
     return status
+
+
+def _summary(tid: str, points: float, total: int, outcomes: list[Outcome]) -> str:
+    """One row of the closing table."""
+    killed = [o for o in outcomes if o.status == "killed"]
+    survived = sum(o.status == "survived" for o in outcomes)
+    equivalent = sum(o.status == "equivalent" for o in outcomes)
+    judged = len(killed) + survived
+    score = f"{100.0 * len(killed) / judged:.1f}%" if judged else "-"
+    kept = f"{max(o.kept for o in killed):.2f}/{points:g}" if killed else "-"
+    cost = f"{min((points - o.kept) / o.share for o in killed):.2f}" if killed else "-"
+    return (
+        f"{tid} | {len(outcomes)} ({total}) | {len(killed)} | {survived} | {equivalent} | "
+        f"{score} | {kept} | {cost}"
+    )
 
 
 def _grade_mutant(
@@ -507,6 +530,9 @@ def _report(
         say(f"  survivor {o.mutant.key}\n" + _indent(o.mutant.diff(originals[o.mutant.file])))
     for o in equivalent:
         say(f"  equivalent {o.mutant.key}: {o.reason}")
+    for o in killed:
+        if o.reason:
+            say(f"  killed, but listed in {EQUIVALENT.name}: {o.mutant.key}")
     if killed:
         say(f"  a killed mutant keeps at most {max(o.kept for o in killed):.2f} of {points:g}")
     return int(bad)
