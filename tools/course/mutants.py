@@ -31,7 +31,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -56,11 +56,17 @@ class Mutant:
     before: str  # the changed lines of the solution, stripped
     after: str  # what they became
     source: str  # the whole mutated file
+    nth: int = 1  # the same change of the same lines in the function: which one (file order)
 
     @property
     def key(self) -> str:
-        """A name that survives edits elsewhere in the file (``equivalent-mutants.toml``)."""
-        return f"{self.file}:{self.function}: {self.before} -> {self.after}"
+        """A name that survives edits elsewhere in the file (``equivalent-mutants.toml``).
+
+        Two mutants making the same change to equal lines of one function (two
+        ``continue``) are told apart by ``#2``, ``#3``... in file order.
+        """
+        nth = f" #{self.nth}" if self.nth > 1 else ""
+        return f"{self.file}:{self.function}: {self.before} -> {self.after}{nth}"
 
     def diff(self, original: str) -> str:
         """The unified diff of the mutant against the solution's file."""
@@ -237,7 +243,12 @@ def generate(
                         mutated,
                     )
                 )
-    return out
+    seen_keys: dict[str, int] = {}
+    numbered = []
+    for m in sorted(out, key=lambda m: m.line):
+        seen_keys[m.key] = seen_keys.get(m.key, 0) + 1
+        numbered.append(replace(m, nth=seen_keys[m.key]))
+    return numbered
 
 
 def load_equivalent(path: Path = EQUIVALENT) -> dict[tuple[str, str], str]:
@@ -441,8 +452,6 @@ def _grade_mutant(
     time_limit: float,
 ) -> Outcome:
     """Grade one mutant: the tests of its task that call its function, on the mutant."""
-    from dataclasses import replace
-
     from grading import PUBLIC_PART, _function_scores, grade_task
 
     tid, _, points = task
