@@ -125,8 +125,14 @@ def test_permute_of_three_dimensions_moves_shape_and_strides_together():
     assert tuple(view.strides) == (4, 1, 12)
     assert view.get((2, 3, 1)) == 23.0
     assert td.permute((2, 0, 1)).get((3, 1, 2)) == 23.0
-    with pytest.raises(IndexingError):
+    with pytest.raises(IndexingError, match=r"is not a permutation of \(0, 1, 2\)"):
         td.permute(0, 0, 1)
+    # Only ints: True == 1 and 1.0 == 1, yet neither is a dimension.
+    flat = TensorData(np.arange(6.0), (2, 3))
+    for order in ((True, False), (1.0, 0.0)):
+        with pytest.raises(IndexingError):
+            flat.permute(*order)
+    assert tuple(flat.permute([1, 0]).shape) == (3, 2)
 
 
 @pytest.mark.task2_2
@@ -149,7 +155,7 @@ def test_shape_broadcast_pads_on_the_left_and_refuses_mismatches():
     assert tuple(shape_broadcast((1,), (5, 1))) == (5, 1)
     assert tuple(shape_broadcast((3, 1), (1, 1, 2))) == (1, 3, 2)
     assert tuple(shape_broadcast((2, 1), (2, 1))) == (2, 1)
-    with pytest.raises(IndexingError):
+    with pytest.raises(IndexingError, match=r"\(2, 3\).*\(4, 3\)"):
         shape_broadcast((2, 3), (4, 3))
     with pytest.raises(IndexingError):
         shape_broadcast((3,), (2,))
