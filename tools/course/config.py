@@ -235,9 +235,7 @@ def load_calendar(path: Path = REPO / "course.toml") -> Calendar:
             float(raw["time-limit"]) if "time-limit" in raw else None,
             {str(k): int(v) for k, v in raw.get("training-data", {}).items()},
             {str(k): str(v) for k, v in raw.get("test-env", {}).items()},
-            {str(k): tuple(map(str, v)) for k, v in raw["uses"].items()}
-            if "uses" in raw
-            else None,
+            {str(k): tuple(map(str, v)) for k, v in raw["uses"].items()} if "uses" in raw else None,
         )
         for tid, used in (layer.uses or {}).items():
             for t in (tid, *used):
