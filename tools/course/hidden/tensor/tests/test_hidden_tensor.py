@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from minitorch.tensor import (
     IndexingError,
+    SimpleOps,
     TensorData,
     broadcast_index,
     from_numpy,
@@ -266,3 +267,56 @@ def test_comparisons_have_zero_gradients_of_their_inputs_shapes():
     ((a < b) * a + (b < a) * b).sum().backward()
     np.testing.assert_allclose(a.grad.to_numpy(), (a_np < b_np).astype(float))
     np.testing.assert_allclose(b.grad.to_numpy(), (b_np < a_np).astype(float).sum(0))
+
+
+@pytest.mark.task2_3
+def test_reduce_folds_from_the_start_value_in_order():
+    # ``fn(acc, x)``, left to right, as functools.reduce: a fold that is not commutative.
+    a = from_numpy(np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]))
+    fold = SimpleOps.reduce(lambda acc, x: 10.0 * acc + x, 0.0)
+    np.testing.assert_array_equal(fold(a, 1).to_numpy(), [[123.0], [456.0]])
+    np.testing.assert_array_equal(fold(a, 0).to_numpy(), [[14.0, 25.0, 36.0]])
+    minus = SimpleOps.reduce(lambda acc, x: acc - x, 100.0)
+    np.testing.assert_array_equal(minus(a.permute(1, 0), 0).to_numpy(), [[94.0, 85.0]])
+
+
+def _grad_of(fn, *arrays):
+    leaves = [_leaf(arr) for arr in arrays]
+    fn(*leaves).sum().backward()
+    return [leaf.grad.to_numpy() for leaf in leaves]
+
+
+@pytest.mark.task2_3
+def test_each_forward_saves_what_its_backward_needs():
+    # The course's backward (task 2.4) reads what the forward saved: the gradient shows it.
+    a_np, b_np, _, _ = _pair()
+    s = 1 / (1 + np.exp(-a_np))
+    close = np.testing.assert_allclose
+    close(_grad_of(lambda b: 1.0 / b, b_np)[0], -1 / b_np**2)
+    close(_grad_of(lambda a: a.sigmoid(), a_np)[0], s * (1 - s))
+    close(_grad_of(lambda a: a.relu(), a_np)[0], (a_np > 0).astype(float))
+    close(_grad_of(lambda b: b.log(), b_np)[0], 1 / b_np)
+    close(_grad_of(lambda a: a.exp(), a_np)[0], np.exp(a_np))
+    close(_grad_of(lambda a: a.permute(1, 0), a_np)[0], np.ones((2, 3)))
+    # The comparisons and all: zero gradients of each input's own shape.
+    for fn in (
+        lambda a, b: a < b,
+        lambda a, b: a > b,
+        lambda a, b: a == b,
+        lambda a, b: a.is_close(b),
+        lambda a, b: a.all() + b.all(),
+    ):
+        ga, gb = _grad_of(fn, a_np, b_np)
+        assert ga.shape == (2, 3)
+        assert gb.shape == (3,)
+        assert not ga.any()
+        assert not gb.any()
+
+
+@pytest.mark.task2_3
+def test_map_zip_and_reduce_of_empty_tensors():
+    a = from_numpy(np.zeros((0, 3)))
+    assert tuple(a.exp().shape) == (0, 3)
+    assert tuple((a + a).shape) == (0, 3)
+    assert tuple(a.sum(1).shape) == (0, 1)
+    np.testing.assert_array_equal(a.sum(0).to_numpy(), np.zeros((1, 3)))
