@@ -457,7 +457,8 @@ def _task_entries(
     public entry (shown at once) holds each function's public part, earned in proportion
     to its public tests that pass; the second entry (shown once the grades are published,
     as it holds the hidden tests' verdicts) holds the rest, each function's part earned
-    when every one of its tests passes, public and hidden.
+    when every one of its tests passes, public and hidden. A task without hidden tests (a
+    training task) gets one visible entry with all of it.
     """
     tid, title, points = task
     name = f"Task {task_number(tid)}: {title}"
@@ -518,6 +519,30 @@ def _task_entries(
     passed = [r for r in public if r["outcome"] == "passed"]
     lines = [f"{len(passed)} of {len(public)} public tests passed."]
     lines += [_short(r) for r in public if r["outcome"] != "passed"]
+    each = [
+        f"  {f['name']}: {f['public'] + f['verdict']:.2f} of {f['share']:.2f} points"
+        + (f" ({f['failed']} of its {f['tests']} tests failed)" if f["failed"] else "")
+        for f in fns
+    ]
+    if not hidden:
+        # Nothing is hidden: one entry, shown at once, with the whole formula's result.
+        lines.append(
+            f"Score: the task's {points:g} points are split equally among the "
+            f"{len(fns)} function(s) its tests run; {PUBLIC_PART:.0%} of a function's "
+            "share is earned in proportion to its tests that pass, the rest only when all "
+            "of them pass. Each function:"
+        )
+        return [
+            {
+                "name": name,
+                "number": task_number(tid),
+                "score": round(public_score + verdict_score, 2),
+                "max_score": points,
+                "status": "passed" if len(passed) == len(public) else "failed",
+                "output": _clip("\n".join(lines + each), spec.output_limit),
+                "visibility": "visible",
+            }
+        ]
     lines.append(
         f"Score: the task's {points:g} points are split equally among the "
         f"{len(fns)} function(s) its tests run; {PUBLIC_PART:.0%} of a function's share "
@@ -537,18 +562,10 @@ def _task_entries(
         }
     )
     failed_hidden = [r for r in hidden if r["outcome"] != "passed"]
-    lines = [
-        f"{len(hidden) - len(failed_hidden)} of {len(hidden)} hidden tests passed."
-        if hidden
-        else "This task has no hidden tests: its public tests decide this part too."
-    ]
+    lines = [f"{len(hidden) - len(failed_hidden)} of {len(hidden)} hidden tests passed."]
     lines += [_short_hidden(r) for r in failed_hidden]
     lines.append("Each function, earned when all its tests (public and hidden) pass:")
-    lines += [
-        f"  {f['name']}: {f['public'] + f['verdict']:.2f} of {f['share']:.2f} points"
-        + (f" ({f['failed']} of its {f['tests']} tests failed)" if f["failed"] else "")
-        for f in fns
-    ]
+    lines += each
     entries.append(
         {
             "name": name + " (hidden tests)",
