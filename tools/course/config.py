@@ -69,6 +69,11 @@ class Layer:
     """The data subset its training tests need (``mnist-train`` -> number of images...)."""
     test_env: dict[str, str] = field(default_factory=dict)
     """Environment the starter's tests need on a machine without a GPU (the CUDA simulator)."""
+    uses: dict[str, tuple[str, ...]] | None = None
+    """Task -> the other tasks of the layer whose code its tests run (``check`` proves it).
+
+    None where course.toml does not say (then neither ``check`` nor the README does).
+    """
 
     @property
     def package(self) -> str:
@@ -147,6 +152,8 @@ class Calendar:
 
     The script's markers name the first; the starters of the others get it re-tagged.
     """
+    guide_url: str = ""
+    """The course guide (``[guide] url``): a starter's README links ``<url>modules/<layer>/``."""
 
     def layer(self, name: str) -> Layer:
         """Return the layer called ``name`` (as in ``hatch run test:pkg <name>``)."""
@@ -228,7 +235,12 @@ def load_calendar(path: Path = REPO / "course.toml") -> Calendar:
             float(raw["time-limit"]) if "time-limit" in raw else None,
             {str(k): int(v) for k, v in raw.get("training-data", {}).items()},
             {str(k): str(v) for k, v in raw.get("test-env", {}).items()},
+            {str(k): tuple(map(str, v)) for k, v in raw["uses"].items()} if "uses" in raw else None,
         )
+        for tid, used in (layer.uses or {}).items():
+            for t in (tid, *used):
+                if t not in layer.task_ids and t not in layer.needs:
+                    raise CalendarError(f"layers.{name}.uses: {t} is not a task of {name}")
         if not layer.path.is_dir():
             raise CalendarError(f"layers.{name}: there is no package {layer.path}")
         for rel in [*layer.solution_only, *(e.file for e in edits)]:
@@ -266,6 +278,7 @@ def load_calendar(path: Path = REPO / "course.toml") -> Calendar:
         float(grading.get("time-limit", 120)),
         int(grading.get("output-limit", 65536)),
         scripts,
+        str(data.get("guide", {}).get("url", "")),
     )
 
     deadline: dict[str, dt.date] = {}

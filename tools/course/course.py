@@ -5,6 +5,7 @@
     hatch run course:grade DIR --layer LAYER --out results.json
     hatch run course:autograder LAYER --out autograder.zip   # Gradescope's bundle
     hatch run course:week N [--json]             # the dates, starters and tags of week N
+    hatch run course:mutants LAYER [--sample N]  # how many mutants the grader catches
 
 See tools/course/README.md.
 """
@@ -13,6 +14,8 @@ from __future__ import annotations
 
 import argparse
 import ast
+import copy
+import io
 import json
 import re
 import shutil
@@ -20,15 +23,17 @@ import subprocess
 import sys
 import tempfile
 import time
+import tokenize
 import zipfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import tomli_w
-from config import REPO, Calendar, CalendarError, Layer, load_calendar
+from config import REPO, Calendar, CalendarError, Layer, Task, load_calendar
 from grading import (
+    PUBLIC_PART,
     GradeSpec,
     SubmissionError,
     check_imports,
@@ -269,11 +274,84 @@ def _copy_scripts(
     return launchers
 
 
-def _student_readme(layer: Layer, cal: Calendar, week: int | None) -> str:
+def _task_places(layer: Layer, cal: Calendar) -> dict[str, dict[str, list[str]]]:
+    """Task -> file of the starter -> the functions to write there (from the markers)."""
+    places: dict[str, dict[str, list[str]]] = {}
+    found = [
+        (f"src/minitorch/{layer.name}/{path.relative_to(layer.src).as_posix()}", path, bl)
+        for path, bl in scan_blocks(layer).items()
+        if not any((layer.path / so).resolve() == path.resolve() for so in layer.solution_only)
+    ]
+    found += [
+        (f"mt_examples/{path.name}", path, bl) for path, bl in script_blocks(layer, cal).items()
+    ]
+    for rel, path, bl in found:
+        spans = function_spans(path.read_text(encoding="utf-8"))
+        for b in bl:
+            name = max((a, q) for q, (a, z) in spans.items() if a <= b.begin <= z)[1]
+            names = places.setdefault(b.task, {}).setdefault(rel, [])
+            if name not in names:
+                names.append(name)
+    return places
+
+
+def _task_section(
+    layer: Layer, cal: Calendar, task: Task, places: dict[str, list[str]], guide: str
+) -> str:
+    """The README's section of one task: where, how to test it, its points, what it needs."""
+    write = "".join(
+        f"- `{rel}`: {', '.join(f'`{n}`' for n in names)}\n" for rel, names in places.items()
+    )
+    public = round(task.points * PUBLIC_PART, 2)
+    training = task.id in cal.training_tasks(layer.name)
+    run = (
+        "its network is graded by training it (see Training below)"
+        if training
+        else f"run its tests with `pytest -m {task.id}`"
+    )
+    used = [t for t in (layer.uses or {}).get(task.id, ()) if t != task.id]
+    if training:
+        needs = (
+            "Training runs the code of every task of this week: it is graded with the "
+            "course's solution of the other tasks and your network.\n\n"
+        )
+    elif used:
+        needs = (
+            f"Its tests also run the code of task {', '.join(task_number(t) for t in used)}: "
+            "they fail until that is written too. The grader fills in the other tasks with "
+            "the course's solution, so this task is graded on its own code.\n\n"
+        )
+    elif layer.uses is not None:
+        needs = "Its tests run only its own code (and the lower layers').\n\n"
+    else:
+        needs = ""
+    link = f"The guide: <{guide}modules/{layer.name}/>.\n\n" if guide else ""
+    return (
+        f"### Task {task_number(task.id)}: {task.title} ({task.points:g} points)\n\n"
+        f'Write (each place raises `NotImplementedError("Task {task_number(task.id)}: '
+        '...")`):\n\n'
+        f"{write}\n"
+        f"Then {run}. Points: up to {public:g} from the public tests you have, "
+        f"{task.points - public:g} more once every test passes, the hidden ones too (see "
+        "Grading).\n\n"
+        f"{needs}{link}"
+    )
+
+
+def _student_readme(
+    layer: Layer, cal: Calendar, week: int | None, guide_url: str | None = None
+) -> str:
     deps = [f"`mt-{d}=={cal.layer(d).solution_version}`" for d in cal.closure(layer.name)]
+    guide = cal.guide_url if guide_url is None else guide_url
+    if guide and not guide.endswith("/"):
+        guide += "/"
     rows = "\n".join(
         f"| {task_number(t.id)} | {t.title} | `pytest -m {t.id}` | {t.points:g} |"
         for t in layer.tasks
+    )
+    places = _task_places(layer, cal)
+    sections = "".join(
+        _task_section(layer, cal, t, places.get(t.id, {}), guide) for t in layer.tasks
     )
     when = f" (week {week})" if week is not None else ""
     lower = (
@@ -289,13 +367,16 @@ def _student_readme(layer: Layer, cal: Calendar, week: int | None) -> str:
         + "); everything else comes from PyPI. Keep the folder in your repository: the "
         "workflow installs from it too.\n\n"
     )
+    part = f"{PUBLIC_PART:.0%}"
+    rest = f"{1 - PUBLIC_PART:.0%}"
     return (
         f"# {layer.package}: student starter{when}\n\n"
         f"This is `minitorch.{layer.name}` with the code of this week's tasks taken out. "
         'Each place to fill in raises `NotImplementedError("Task X.Y: ...")`; the message '
         "names the task and what to implement. Signatures, docstrings and type hints are "
         "there to guide you.\n\n"
-        f"{lower}"
+        + (f"The guide to this week: <{guide}modules/{layer.name}/>.\n\n" if guide else "")
+        + f"{lower}"
         "## Set up\n\n"
         "```\npython -m venv .venv && . .venv/bin/activate\n"
         f"python -m pip install {_INSTALL}\n```\n\n"
@@ -309,7 +390,24 @@ def _student_readme(layer: Layer, cal: Calendar, week: int | None) -> str:
         "editing them changes nothing. Each task has a time limit when graded: an endless "
         "loop costs that task's points only.\n\n"
         "The workflow in `.github/workflows/tests.yml` runs each task's tests on every push "
-        "to main and on every pull request.\n"
+        "to main and on every pull request.\n\n"
+        f"{sections}"
+        "## Grading\n\n"
+        "Each task is graded on its own: the other tasks' code is the course's solution. A "
+        "task's points are split equally among the functions you write for it (listed "
+        "above), and each function is graded by the tests that run it:\n\n"
+        "```\n"
+        "share    = task points / number of functions\n"
+        f"function = share * ({PUBLIC_PART:g} * public tests of it passed / its public tests\n"
+        f"                    + {1 - PUBLIC_PART:g} if all its tests pass, public and hidden, "
+        "else 0)\n"
+        "task     = the sum over its functions\n"
+        "```\n\n"
+        f"So {part} of a function's share follows its public tests, and {rest} needs all "
+        "of its tests to pass: one wrong function costs more than half of its share, "
+        "however many other tests pass. The public part is shown at once with each failing "
+        "test's assertion and its values; the hidden tests (their names, not their inputs) "
+        "are shown when the grades are published.\n"
         f"{_training_readme(layer, cal)}"
     )
 
@@ -369,12 +467,16 @@ def assign(
     week: int | None = None,
     cal: Calendar | None = None,
     wheels: bool = True,
+    guide_url: str | None = None,
 ) -> Starter:
     """Write the student starter of ``layer_name`` into ``out`` (which must not exist).
 
     With ``wheels``, ``out/wheels`` holds the wheels of the lower layers (the released
     solutions, built from the checkout) and of mt-root, which the starter's README installs
     with ``--find-links wheels``: the starter installs with no index but PyPI.
+
+    ``guide_url`` (default: course.toml's ``[guide] url``) is the course guide the README
+    links (``<url>modules/<layer>/``).
 
     Every solution block becomes ``raise NotImplementedError("Task X.Y: ...")`` except the
     blocks of the tasks in ``keep`` (to make a filled-in copy, e.g. for tests of the
@@ -428,7 +530,7 @@ def assign(
     (out / "pyproject.toml").write_text(
         tomli_w.dumps(_student_pyproject(layer, cal, week)), "utf-8"
     )
-    (out / "README.md").write_text(_student_readme(layer, cal, week), "utf-8")
+    (out / "README.md").write_text(_student_readme(layer, cal, week, guide_url), "utf-8")
     (out / ".github" / "workflows").mkdir(parents=True)
     (out / ".github" / "workflows" / "tests.yml").write_text(_student_workflow(layer), "utf-8")
     _copy_scripts(layer, cal, out, keep)
@@ -747,6 +849,8 @@ def check(
         except CourseError as e:
             return [*problems, str(e)]
         say(f"{layer.name}: starter written ({sum(starter.blocks.values())} blocks)")
+        problems += _leak_problems(layer, cal, root / "starter")
+        problems += _issue_problems(root / "starter")
         # The lower layers (the released solutions) and the solution itself run from the
         # checkout (editable): their Numba kernels are compiled once and cached beside the
         # sources, for every check and for the repository's own test run. The starter is
@@ -801,6 +905,10 @@ def check(
                 layer, root / f"run-{kind}", hidden=True, solution=kind == "solution", data=data
             )
             here = script_dirs[kind]
+            trace: dict[str, str] = {}
+            if kind == "solution":  # which tasks' functions each test runs: `uses`
+                (tests / ".trace.json").write_text(json.dumps(_task_trace(blocks)), "utf-8")
+                trace["COURSE_PROBE_TRACE"] = str(tests / ".trace.json")
             t0 = time.perf_counter()
             run = run_pytest(
                 python,
@@ -811,6 +919,7 @@ def check(
                 timeout=30 * 60,
                 output_limit=cal.output_limit,
                 pythonpath=(here,) if here else (),
+                env=trace,
             )
             say(f"{layer.name}: {kind}: {len(run.tests)} tests in {time.perf_counter() - t0:.1f}s")
             if not run.finished:
@@ -840,6 +949,7 @@ def check(
             say(f"{layer.name}: {t}: {counts[t]} solution blocks, {n} tests")
             if solution and n == 0:
                 problems.append(f"no test is marked {t}")
+        problems += _uses_problems(layer, solution, cal.training_tasks(layer.name))
         listed = {name for r in solution for name in _names(r["nodeid"])}
         problems += [
             f"scaffold test {s} (course.toml) does not exist"
@@ -849,6 +959,208 @@ def check(
         if one_task and "starter" in pythons:
             problems += _one_task_problems(
                 layer, cal, root, pythons["starter"], say, script_dirs["starter"], data
+            )
+    return problems
+
+
+# An internal reference a starter must not ship: "issue 22", "Issue #13", "(#22)", "GH-5".
+_ISSUE_REF = re.compile(r"(?i)\b(?:issues?|gh)\s*[#-]?\s*\d+\b|\(#\d+\)")
+_TEXT_SUFFIXES = {".py", ".md", ".toml", ".yml", ".yaml", ".txt", ".cfg", ".ini", ".json"}
+
+
+def _issue_problems(starter: Path) -> list[str]:
+    """Every issue number in what the starter ships (all its text files but ``wheels/``)."""
+    problems = []
+    for path in sorted(starter.rglob("*")):
+        rel = path.relative_to(starter)
+        if not path.is_file() or rel.parts[0] == "wheels" or path.suffix not in _TEXT_SUFFIXES:
+            continue
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            for m in _ISSUE_REF.finditer(line):
+                problems.append(
+                    f"the starter ships an internal reference ({m.group(0)!r}) in {rel}:{n}: "
+                    "say what it means instead of the issue's number"
+                )
+    return problems
+
+
+def _norm(text: str) -> str:
+    """Text without blanks, backticks and quotes: how a statement is compared."""
+    return re.sub(r"[\s`'\"]", "", text)
+
+
+_OPS = (ast.BinOp, ast.Call, ast.Compare, ast.BoolOp, ast.UnaryOp)
+
+
+class _Shape(ast.NodeTransformer):
+    """A formula's shape: every name and attribute chain becomes ``_``, methods stay.
+
+    ``(x.view(B, n, 1) * w.view(1, n, m)).sum(1)`` and the solution's ``(x.view(batch,
+    self.in_size, 1) * weight.view(1, self.in_size, self.out_size)).sum(1)`` have one shape.
+    """
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        return ast.Name("_")
+
+    def visit_Constant(self, node: ast.Constant) -> ast.AST:
+        value = node.value
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return ast.Constant(float(value))
+        return node
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        return ast.Name("_")
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        func = node.func
+        if isinstance(func, ast.Attribute):
+            new_func: ast.expr = ast.Attribute(self.visit(func.value), func.attr)
+        else:
+            new_func = self.visit(func)
+        return ast.Call(new_func, [self.visit(a) for a in node.args], [])
+
+
+def _shapes(node: ast.AST) -> Iterator[str]:
+    """The shapes of ``node``'s expressions with two operations or more."""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.expr) and sum(isinstance(n, _OPS) for n in ast.walk(sub)) >= 2:
+            shape = _norm(ast.unparse(_Shape().visit(copy.deepcopy(sub))))
+            if len(shape) >= 12:
+                yield shape
+
+
+def _statements(source: str, blocks: list[Block]) -> Iterator[tuple[ast.stmt, int]]:
+    """The simple statements inside ``blocks`` of ``source``."""
+    tree = ast.parse(source)
+    for b in blocks:
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.stmt)
+                and getattr(node, "body", None) is None
+                and b.begin < node.lineno
+                and (node.end_lineno or node.lineno) < b.end
+            ):
+                yield node, node.lineno
+
+
+def _snippets(text: str) -> Iterator[ast.AST]:
+    """The code a comment or docstring shows: ``inline`` spans, lines, literal blocks."""
+    pieces = re.findall(r"``(.+?)``", text, re.DOTALL)
+    for line in text.splitlines():
+        line = line.strip().lstrip("#").strip()
+        pieces += [line, *re.split(r"\s(?:=|is|equals|gives|returns?|for|if|when)\s", line)]
+    for piece in pieces:
+        # Prose names things as code cannot: ``x.view(B, in, 1)``.
+        named = re.sub(
+            r"\b(in|is|as|from|for|if|or|and|not|with|lambda)\b(?=\s*[,)])", r"\1_", piece
+        )
+        for text, mode in ((piece, "eval"), (piece, "exec"), (named, "eval")):
+            try:
+                yield ast.parse(text, mode=mode)
+                break
+            except SyntaxError:
+                continue
+
+
+def _prose(source: str) -> list[tuple[str, int]]:
+    """A source's comments and string constants (docstrings): what a student reads."""
+    out = []
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type == tokenize.COMMENT:
+            out.append((tok.string, tok.start[0]))
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            out.append((node.value, node.lineno))
+    return out
+
+
+def _leak_problems(layer: Layer, cal: Calendar, starter: Path) -> list[str]:
+    """A solution statement or formula in the starter's comments or docstrings.
+
+    A statement of a solution block (``acc = fn(acc, x)``, blanks aside) found in what a
+    student reads about the stubs, or a formula of two operations or more with the shape
+    of one of the solution's (:class:`_Shape`: the same operations and methods, whatever
+    the names). Short ones (``x * y``, which a docstring may state as the specification)
+    are not compared. The starter's code outside the blocks may share them (a helper).
+    """
+    statements: dict[str, str] = {}
+    shapes: dict[str, str] = {}
+    for path, bl in [*scan_blocks(layer).items(), *script_blocks(layer, cal).items()]:
+        where = path.relative_to(REPO).as_posix()
+        for node, line in _statements(path.read_text(encoding="utf-8"), bl):
+            text = ast.unparse(node)
+            ops = sum(isinstance(n, _OPS) for n in ast.walk(node))
+            if len(_norm(text)) >= 12 and ops >= (2 if isinstance(node, ast.Expr) else 1):
+                statements.setdefault(_norm(text), f"`{text}` ({where}:{line})")
+            for shape in _shapes(node):
+                shapes.setdefault(shape, f"`{ast.unparse(node)}` ({where}:{line})")
+    problems: dict[str, None] = {}
+    files = [*(starter / "src").rglob("*.py"), *(starter / "mt_examples").glob("*.py")]
+    for path in sorted(files):
+        rel = path.relative_to(starter)
+        for text, line in _prose(path.read_text(encoding="utf-8")):
+            said = _norm(text)
+            found = [what for key, what in statements.items() if key in said]
+            found += [
+                shapes[shape]
+                for snippet in _snippets(text)
+                for shape in _shapes(snippet)
+                if shape in shapes
+            ]
+            for what in dict.fromkeys(found):
+                problems[f"{rel}:{line} hands out the solution: it states {what}"] = None
+    return list(problems)
+
+
+def _task_trace(blocks: dict[Path, list[Block]]) -> dict[str, dict[str, str]]:
+    """The probe's table of every function holding a solution block: its tasks, by line.
+
+    A function is named ``task2_1,task2_2:name`` (the tasks whose blocks it holds).
+    """
+    table: dict[str, dict[str, str]] = {}
+    for path, bl in blocks.items():
+        spans = function_spans(path.read_text(encoding="utf-8"))
+        for b in bl:
+            first, name = max((a, q) for q, (a, z) in spans.items() if a <= b.begin <= z)
+            lines = table.setdefault(str(path.resolve()), {})
+            tasks = set(lines.get(str(first), ":").split(":")[0].split(",")) - {""}
+            lines[str(first)] = ",".join(sorted(tasks | {b.task})) + ":" + name
+    return table
+
+
+def _used_tasks(layer: Layer, records: list[dict[str, Any]]) -> dict[str, set[str]]:
+    """Task -> the layer's other tasks whose functions its (graded) tests ran on the solution."""
+    used: dict[str, set[str]] = {}
+    for r in records:
+        if _is_scaffold(layer, r["nodeid"]):
+            continue
+        ran = {t for f in r.get("functions", []) for t in f.split(":")[0].split(",")}
+        for task in set(r["tasks"]) & set(layer.task_ids):
+            used.setdefault(task, set()).update(ran - {task})
+    return used
+
+
+def _uses_problems(
+    layer: Layer, records: list[dict[str, Any]], training: tuple[str, ...] = ()
+) -> list[str]:
+    """A task whose tests run another task's code must say so in ``uses`` (the README's).
+
+    Measured on the solution by the probe's trace; code that Numba compiles is not seen,
+    so ``uses`` may name more than is measured, never less. A training task runs every
+    task's code (the README says so) and is not listed. A layer without ``uses`` in
+    course.toml is not checked (its README says nothing of it).
+    """
+    if layer.uses is None:
+        return []
+    problems = []
+    for task, used in sorted(_used_tasks(layer, records).items()):
+        if task in training:
+            continue
+        missing = sorted(used - set(layer.uses.get(task, ())))
+        if missing:
+            problems.append(
+                f"the tests of {task} run the code of {', '.join(missing)}: add them to "
+                f"`uses` of layers.{layer.name} in course.toml (the starter's README says so)"
             )
     return problems
 
@@ -939,14 +1251,31 @@ def grade(
         helpers = _write_helpers(root / "helpers" / "mt_examples") if spec.scripts else None
         code = find_package(student, layer.name, root, spec.scripts, helpers)
         register(code, spec)
-        wheels = _wheelhouse(cal, cal.closure(layer.name), root / "wheels")
-        reqs = [f"mt-{d}=={cal.layer(d).solution_version}" for d in cal.closure(layer.name)]
-        python = make_venv(root / "venv", wheels, reqs)
-        check_imports(python, code, layer.name)
-        data = _training_data(layer, root / "data", data_dir, required=False)
-        template = _test_tree(layer, root / "template", hidden=True, data=data)
-        solution = _solution_overlay(layer, root / "solution", spec)
-        return grade_tasks(python, code, spec, template, root, solution)
+        env = grading_env(layer, cal, spec, root, data_dir)
+        check_imports(env.python, code, layer.name)
+        return grade_tasks(env.python, code, spec, env.template, root, env.solution)
+
+
+@dataclass(frozen=True)
+class GradingEnv:
+    """What grading a layer runs in: built once, it grades any number of submissions."""
+
+    python: Path  # a fresh environment with the lower layers' solution wheels
+    template: Path  # the public and hidden tests as they run
+    solution: Path  # the solution sources and blocks.json (see grading.overlay)
+
+
+def grading_env(
+    layer: Layer, cal: Calendar, spec: GradeSpec, root: Path, data_dir: Path | None = None
+) -> GradingEnv:
+    """Build ``layer``'s grading environment in ``root`` (as ``grade`` and ``mutants`` use)."""
+    wheels = _wheelhouse(cal, cal.closure(layer.name), root / "wheels")
+    reqs = [f"mt-{d}=={cal.layer(d).solution_version}" for d in cal.closure(layer.name)]
+    python = make_venv(root / "venv", wheels, reqs)
+    data = _training_data(layer, root / "data", data_dir, required=False)
+    template = _test_tree(layer, root / "template", hidden=True, data=data)
+    solution = _solution_overlay(layer, root / "solution", spec)
+    return GradingEnv(python, template, solution)
 
 
 # ----------------------------------------------------------------------------- autograder
@@ -1114,6 +1443,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--keep", action="append", default=[], metavar="TASK", help="keep this task's code"
     )
+    p.add_argument("--guide-url", help="the course guide's URL (course.toml's [guide] url)")
     p = sub.add_parser("check", help="generate a starter and prove it right")
     p.add_argument("layers", nargs="*")
     p.add_argument("--all", action="store_true", help="every layer of course.toml")
@@ -1137,6 +1467,20 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         help="real data for the training subset (default: $MINITORCH_DATA)",
     )
+    p = sub.add_parser("mutants", help="grade mutants of a layer's solution blocks")
+    p.add_argument("layer")
+    p.add_argument("--task", action="append", default=[], help="only this task (repeatable)")
+    p.add_argument("--sample", type=int, help="this many mutants per task, chosen at random")
+    p.add_argument("--seed", type=int, default=0, help="the sample's random seed")
+    p.add_argument(
+        "--first-failure",
+        action="store_true",
+        help="stop each mutant's tests at the first failure (kept points: an upper bound)",
+    )
+    p.add_argument(
+        "--all-tests", action="store_true", help="run all of the task's tests on each mutant"
+    )
+    p.add_argument("--json", type=Path, help="also write every outcome to this file")
     p = sub.add_parser("week", help="print a week's dates, starters and release tags")
     p.add_argument("week", type=int)
     p.add_argument("--json", action="store_true", help="as JSON (for scripts)")
@@ -1146,7 +1490,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         cal = load_calendar()
         if args.command == "assign":
-            st = assign(args.layer, args.out, keep=frozenset(args.keep), week=args.week, cal=cal)
+            st = assign(
+                args.layer,
+                args.out,
+                keep=frozenset(args.keep),
+                week=args.week,
+                cal=cal,
+                guide_url=args.guide_url,
+            )
             shown = ", ".join(f"{t}: {n}" for t, n in sorted(st.blocks.items()))
             print(f"wrote {st.path} (solution blocks replaced: {shown or 'none'})")
             return 0
@@ -1178,6 +1529,20 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{t['name']}: {t['score']:g}/{t['max_score']:g}")
             print(f"total: {res['score']:g}")
             return 0
+        if args.command == "mutants":
+            from mutants import run_mutants
+
+            if args.sample is not None and args.sample <= 0:
+                raise CourseError(f"--sample must be positive, got {args.sample}")
+            return run_mutants(
+                args.layer,
+                tasks=args.task,
+                sample=args.sample,
+                seed=args.seed,
+                first_failure=args.first_failure,
+                all_tests=args.all_tests,
+                json_out=args.json,
+            )
         if args.command == "autograder":
             zipped = autograder(
                 args.layer, args.out, cal=cal, time_limit=args.time_limit, data_dir=args.data_dir

@@ -27,7 +27,15 @@ from typing import Any
 from markers import qualnames
 from runner import Run, run_pytest
 
-__all__ = ["GradeSpec", "SubmissionError", "find_package", "grade_tasks", "main"]
+__all__ = [
+    "GradeSpec",
+    "SubmissionError",
+    "find_package",
+    "grade_task",
+    "grade_tasks",
+    "main",
+    "task_functions",
+]
 
 
 class SubmissionError(ValueError):
@@ -310,25 +318,147 @@ def _scaffold(spec: GradeSpec, nodeid: str) -> bool:
     return any(f"tests/{t}" in names for t in spec.scaffold_tests)
 
 
+#: Lines of a failing public test's explanation kept (pytest's ``where`` lines, the
+#: falsifying example): enough to see the inputs and what came out.
+EVIDENCE_LINES = 12
+
+#: The part of each function's share earned in proportion to its public tests that pass;
+#: the rest is earned only when every test of the function passes, the hidden ones too.
+PUBLIC_PART = 0.4
+
+
+def _error(record: dict[str, Any]) -> dict[str, Any]:
+    if record["errors"]:
+        err: dict[str, Any] = record["errors"][0]
+        return err
+    return {"type": record["outcome"], "message": "", "notes": []}
+
+
 def _short(record: dict[str, Any]) -> str:
-    """``nodeid: Type: first line of the message``."""
-    err = record["errors"][0] if record["errors"] else {"type": record["outcome"], "message": ""}
-    msg = err["message"].splitlines()[0][:300] if err["message"] else ""
-    return f"FAILED {record['nodeid']}: {err['type']}: {msg}"
+    """A failing public test with its evidence: ``FAILED nodeid: Type: message``.
+
+    The message keeps pytest's assertion explanation (the ``where`` lines) and the
+    falsifying example hypothesis notes, ``EVIDENCE_LINES`` lines at most.
+    """
+    err = _error(record)
+    lines = [ln[:300] for ln in (err["message"] or "").splitlines() if ln.strip()]
+    lines += [ln[:300] for ln in err.get("notes", []) if ln.strip()]
+    if len(lines) > EVIDENCE_LINES:
+        lines = [*lines[: EVIDENCE_LINES - 1], "[...]"]
+    first = lines[0] if lines else ""
+    rest = "".join(f"\n    {ln}" for ln in lines[1:])
+    return f"FAILED {record['nodeid']}: {err['type']}: {first}{rest}"
+
+
+def _short_hidden(record: dict[str, Any]) -> str:
+    """A failing hidden test: its name and the exception's type, never its inputs.
+
+    The parametrization id (``[shape0-3]``) and the message (``assert 3 == 2``, the
+    falsifying example) would show the hidden test's inputs, so they are left out; a
+    ``NotImplementedError`` keeps its message (the student's own stub, ``Task 2.1: ...``).
+    """
+    err = _error(record)
+    name = record["nodeid"].split("[")[0]
+    msg = ""
+    if err["type"] == "NotImplementedError" and err["message"]:
+        msg = ": " + err["message"].splitlines()[0][:200]
+    return f"FAILED {name}: {err['type']}{msg}"
 
 
 def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + "\n[output truncated]"
 
 
-def _task_entries(
-    spec: GradeSpec, task: tuple[str, str, float], run: Run | None, error: str | None
-) -> list[dict[str, Any]]:
-    """The results.json entries of one task: its public tests, and its hidden ones.
+def task_functions(code: Path, layer: str, solution: Path, task: str) -> dict[str, tuple[str, int]]:
+    """The functions holding ``task``'s solution blocks, and where they are in ``code``.
 
-    The task's points are shared between its public and hidden tests by their numbers: the
-    score of the task is its points times the fraction of all its tests that pass. The
-    hidden tests' entry (which failed, and why) is shown once the grades are published.
+    ``blocks.json`` (see :func:`overlay`) names them; each is looked for by its dotted name
+    in the student's file: the value is (file, first line), or ("", 0) if the student's
+    file does not parse or lacks it. The name is the dotted one (``TensorData.permute``),
+    with the file's name before it if two files have the same.
+    """
+    table: dict[str, dict[str, list[str]]] = json.loads(
+        (solution / "blocks.json").read_text(encoding="utf-8")
+    )
+    found = [(rel, q) for rel, fns in table.items() for q, tasks in fns.items() if task in tasks]
+    short = [q for _, q in found]
+    out: dict[str, tuple[str, int]] = {}
+    for rel, q in found:
+        path = code / "minitorch" / layer / rel
+        try:
+            spans = function_spans(path.read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, ValueError):
+            spans = {}
+        name = q if short.count(q) == 1 else f"{rel}:{q}"
+        out[name] = (str(path), spans[q][0]) if q in spans else ("", 0)
+    return out
+
+
+def _trace_table(functions: dict[str, tuple[str, int]]) -> dict[str, dict[str, str]]:
+    """The probe's table of the functions to watch: file -> first line -> name."""
+    table: dict[str, dict[str, str]] = {}
+    for name, (file, line) in functions.items():
+        if file:
+            table.setdefault(file, {})[str(line)] = name
+    return table
+
+
+def _function_scores(
+    tests: list[dict[str, Any]], functions: list[str], points: float
+) -> list[dict[str, Any]]:
+    """Split a task's ``points`` among its functions and grade each by the tests it ran.
+
+    A test belongs to every function of the task it called (the probe's ``functions``);
+    one that called none of them (the student renamed it, or Numba ran it) to all. Each
+    function with tests gets an equal share: ``PUBLIC_PART`` of it in proportion to its
+    public tests that pass, the rest only if all its tests pass (public and hidden; all of
+    the share if it has no public test). One failing test of a function thus costs more
+    than half of that function's share, however many other tests pass.
+    """
+    names = functions or ["(the task)"]
+    mine: dict[str, list[dict[str, Any]]] = {n: [] for n in names}
+    for r in tests:
+        called = [n for n in r.get("functions", []) if n in mine]
+        for n in called or names:
+            mine[n].append(r)
+    graded = [n for n in names if mine[n]]
+    share = points / len(graded) if graded else 0.0
+    out = []
+    for n in graded:
+        public = [r for r in mine[n] if not r["nodeid"].startswith("hidden/")]
+        passed_public = sum(r["outcome"] == "passed" for r in public)
+        every = all(r["outcome"] == "passed" for r in mine[n])
+        part = PUBLIC_PART * share if public else 0.0
+        out.append(
+            {
+                "name": n,
+                "share": share,
+                "tests": len(mine[n]),
+                "failed": sum(r["outcome"] != "passed" for r in mine[n]),
+                "public_max": part,
+                "public": part * passed_public / len(public) if public else 0.0,
+                "verdict_max": share - part,
+                "verdict": (share - part) if every else 0.0,
+            }
+        )
+    return out
+
+
+def _task_entries(
+    spec: GradeSpec,
+    task: tuple[str, str, float],
+    run: Run | None,
+    error: str | None,
+    functions: list[str] | None = None,
+) -> list[dict[str, Any]]:
+    """The results.json entries of one task: its public tests, and every test of it.
+
+    The task's points are split among its ``functions`` (:func:`_function_scores`). The
+    public entry (shown at once) holds each function's public part, earned in proportion
+    to its public tests that pass; the second entry (shown once the grades are published,
+    as it holds the hidden tests' verdicts) holds the rest, each function's part earned
+    when every one of its tests passes, public and hidden. A task without hidden tests (a
+    training task) gets one visible entry with all of it.
     """
     tid, title, points = task
     name = f"Task {task_number(tid)}: {title}"
@@ -381,43 +511,120 @@ def _task_entries(
         return single(f"No test of this task ran. Output:\n{head}")
     public = [r for r in tests if not r["nodeid"].startswith("hidden/")]
     hidden = [r for r in tests if r["nodeid"].startswith("hidden/")]
-    # Round the public part, and give the hidden part the rest: the two add up to the task.
-    score = round(points * sum(r["outcome"] == "passed" for r in tests) / len(tests), 2)
-    public_passed = sum(r["outcome"] == "passed" for r in public)
-    public_score = round(points * public_passed / len(tests), 2)
-    public_max = round(points * len(public) / len(tests), 2)
-    shares = {
-        "public": (public_score, public_max),
-        "hidden": (round(score - public_score, 2), round(points - public_max, 2)),
-    }
+    fns = _function_scores(tests, list(functions or []), points)
+    public_max = round(sum(f["public_max"] for f in fns), 2)
+    public_score = round(sum(f["public"] for f in fns), 2)
+    verdict_score = round(sum(f["public"] + f["verdict"] for f in fns), 2) - public_score
     entries = []
-    for group, kind, label, visibility in (
-        (public, "public", "", "visible"),
-        (hidden, "hidden", " (hidden tests)", "after_published"),
-    ):
-        if not group:
-            continue
-        passed = [r for r in group if r["outcome"] == "passed"]
-        lines = [f"{len(passed)} of {len(group)} tests passed."]
-        lines += [_short(r) for r in group if r["outcome"] != "passed"]
-        if kind == "public" and hidden:
-            lines.append(
-                f"This task also has {len(hidden)} hidden test(s), worth "
-                f"{shares['hidden'][1]:g} points, shown once grades are published."
-            )
-        got, out_of = shares[kind] if public and hidden else (score, points)
-        entries.append(
-            {
-                "name": name + label,
-                "number": task_number(tid),
-                "score": got,
-                "max_score": out_of,
-                "status": "passed" if len(passed) == len(group) else "failed",
-                "output": _clip("\n".join(lines), spec.output_limit),
-                "visibility": visibility,
-            }
+    passed = [r for r in public if r["outcome"] == "passed"]
+    lines = [f"{len(passed)} of {len(public)} public tests passed."]
+    lines += [_short(r) for r in public if r["outcome"] != "passed"]
+    each = [
+        f"  {f['name']}: {f['public'] + f['verdict']:.2f} of {f['share']:.2f} points"
+        + (f" ({f['failed']} of its {f['tests']} tests failed)" if f["failed"] else "")
+        for f in fns
+    ]
+    if not hidden:
+        # Nothing is hidden: one entry, shown at once, with the whole formula's result.
+        lines.append(
+            f"Score: the task's {points:g} points are split equally among the "
+            f"{len(fns)} function(s) its tests run; {PUBLIC_PART:.0%} of a function's "
+            "share is earned in proportion to its tests that pass, the rest only when all "
+            "of them pass. Each function:"
         )
+        return [
+            {
+                "name": name,
+                "number": task_number(tid),
+                "score": round(public_score + verdict_score, 2),
+                "max_score": points,
+                "status": "passed" if len(passed) == len(public) else "failed",
+                "output": _clip("\n".join(lines + each), spec.output_limit),
+                "visibility": "visible",
+            }
+        ]
+    lines.append(
+        f"Score: the task's {points:g} points are split equally among the "
+        f"{len(fns)} function(s) its tests run; {PUBLIC_PART:.0%} of a function's share "
+        "is earned in proportion to its public tests that pass (this entry), the rest "
+        f"only when all its tests pass, the {len(hidden)} hidden one(s) too (the entry "
+        "shown once grades are published)."
+    )
+    entries.append(
+        {
+            "name": name,
+            "number": task_number(tid),
+            "score": public_score,
+            "max_score": public_max,
+            "status": "passed" if len(passed) == len(public) else "failed",
+            "output": _clip("\n".join(lines), spec.output_limit),
+            "visibility": "visible",
+        }
+    )
+    failed_hidden = [r for r in hidden if r["outcome"] != "passed"]
+    lines = [f"{len(hidden) - len(failed_hidden)} of {len(hidden)} hidden tests passed."]
+    lines += [_short_hidden(r) for r in failed_hidden]
+    lines.append("Each function, earned when all its tests (public and hidden) pass:")
+    lines += each
+    entries.append(
+        {
+            "name": name + " (hidden tests)",
+            "number": task_number(tid),
+            "score": round(max(verdict_score, 0.0), 2),
+            "max_score": round(points - public_max, 2),
+            "status": "passed" if all(r["outcome"] == "passed" for r in tests) else "failed",
+            "output": _clip("\n".join(lines), spec.output_limit),
+            "visibility": "after_published",
+        }
+    )
     return entries
+
+
+def grade_task(
+    python: Path,
+    code: Path,
+    spec: GradeSpec,
+    task: tuple[str, str, float],
+    template: Path,
+    scratch: Path,
+    solution: Path | None = None,
+    *,
+    select: list[str] | None = None,
+    first_failure: bool = False,
+) -> tuple[list[dict[str, Any]], Run]:
+    """Run one task's tests on ``code`` (see :func:`grade_tasks`); its entries and the run.
+
+    ``course mutants`` runs a mutant with ``select`` (the node ids of the task's tests
+    that call the mutated function: no other test can notice it) and ``first_failure``
+    (stop at the first failing test, when only whether one fails matters); the entries'
+    scores are then those of the tests run only.
+    """
+    tests = scratch / f"run-{task[0]}"
+    shutil.copytree(template, tests)
+    paths = ["tests", "hidden"] if (tests / "hidden").exists() else ["tests"]
+    if select is not None:
+        paths = select
+    here: tuple[Path, ...] = (code,)
+    functions: dict[str, tuple[str, int]] = {}
+    env: dict[str, str] = {}
+    if solution is not None and task[0] in spec.training_tasks:
+        here = (solution / "package", code)
+    elif solution is not None:
+        here = (overlay(code, spec.layer, solution, task[0], scratch / f"code-{task[0]}"),)
+        functions = task_functions(here[0], spec.layer, solution, task[0])
+        trace = tests / ".trace.json"
+        trace.write_text(json.dumps(_trace_table(functions)), encoding="utf-8")
+        env["COURSE_PROBE_TRACE"] = str(trace)
+    run = run_pytest(
+        python,
+        ["-q", "--tb=no", *(["-x"] if first_failure else []), "-m", task[0], *paths],
+        tests,
+        timeout=spec.time_limit,
+        output_limit=spec.output_limit,
+        pythonpath=here,
+        env=env,
+    )
+    return _task_entries(spec, task, run, None, list(functions)), run
 
 
 def grade_tasks(
@@ -433,30 +640,15 @@ def grade_tasks(
     ``template`` holds the course's tests as they run (``tests/``, ``hidden/``,
     ``conftest.py``, ``pytest.ini``): each task runs on a fresh copy of it, in its own
     process, with the spec's time and output limits. With ``solution`` (see
-    :func:`overlay`), each task runs with the other tasks' functions taken from it; a
-    training task runs the whole solution package (``solution/package``) with the student's
-    training scripts (``code/mt_examples``).
+    :func:`overlay`), each task runs with the other tasks' functions taken from it, and its
+    points are split among its own functions (:func:`_task_entries`); a training task runs
+    the whole solution package (``solution/package``) with the student's training scripts
+    (``code/mt_examples``).
     """
     entries: list[dict[str, Any]] = []
     t0 = time.perf_counter()
     for task in spec.tasks:
-        tests = scratch / f"run-{task[0]}"
-        shutil.copytree(template, tests)
-        paths = ["tests", "hidden"] if (tests / "hidden").exists() else ["tests"]
-        here: tuple[Path, ...] = (code,)
-        if solution is not None and task[0] in spec.training_tasks:
-            here = (solution / "package", code)
-        elif solution is not None:
-            here = (overlay(code, spec.layer, solution, task[0], scratch / f"code-{task[0]}"),)
-        run = run_pytest(
-            python,
-            ["-q", "--tb=no", "-m", task[0], *paths],
-            tests,
-            timeout=spec.time_limit,
-            output_limit=spec.output_limit,
-            pythonpath=here,
-        )
-        entries += _task_entries(spec, task, run, None)
+        entries += grade_task(python, code, spec, task, template, scratch, solution)[0]
     return _results(spec, entries, time.perf_counter() - t0)
 
 

@@ -109,18 +109,22 @@ def run_pytest(
     timeout: float,
     output_limit: int,
     pythonpath: tuple[Path, ...] = (),
+    env: dict[str, str] | None = None,
 ) -> Run:
     """Run ``python -m pytest -p probe ARGS`` in ``cwd`` with a time and an output limit.
 
     The process gets its own session, so a time-out kills it and every child it started.
-    Only the first ``output_limit`` bytes of its output are kept.
+    Only the first ``output_limit`` bytes of its output are kept. ``env`` adds variables
+    (``COURSE_PROBE_TRACE``: the functions whose calls the probe records, see probe.py).
     """
     probe_out = cwd / ".probe.jsonl"
     probe_out.unlink(missing_ok=True)
     plugin_dir = cwd / ".probe"
     plugin_dir.mkdir(exist_ok=True)
     shutil.copy2(HERE / "probe.py", plugin_dir / "probe.py")
+    extra = env or {}
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
+    env.update(extra)
     env["PYTHONPATH"] = os.pathsep.join(str(p) for p in [*pythonpath, plugin_dir])
     env["COURSE_PROBE_OUT"] = str(probe_out)
     env["PYTHONDONTWRITEBYTECODE"] = "1"

@@ -13,7 +13,7 @@ is the 2-D one with ``height = 1`` and ``kh = 1``, so two functions serve both:
   ``(o, c)`` touched, weighted by how much that output mattered.
 
 Storages are flat float64 buffers; activations are contiguous ``(batch, channels, height,
-width)``, so element ``[b, c, y, x]`` is at ``((b * channels + c) * height + y) * width + x``.
+width)`` tensors, their elements in row-major (C) order, the last axis varying fastest.
 The weight may be a strided view (the input gradient permutes it), so it brings its strides.
 """
 

@@ -519,8 +519,11 @@ class TensorData:
     def permute(self, *order: int) -> TensorData:
         """Return a view with dimensions reordered: new dimension ``i`` is old ``order[i]``.
 
+        ``order`` may also be given as one tuple or list.
+
         Raises:
-            IndexingError: if ``order`` is not a permutation of ``range(dims)``.
+            IndexingError: if ``order`` is not a permutation of ``range(dims)`` (of ints:
+                not bools or floats), naming the order and ``range(dims)`` as a tuple.
         """
         # BEGIN SOLUTION task2_1
         if len(order) == 1 and isinstance(order[0], (tuple, list)):

@@ -8,6 +8,7 @@ from hypothesis.strategies import floats
 
 from minitorch.autodiff import (
     Inv,
+    Neg,
     Scalar,
     central_difference,
     derivative_check,
@@ -70,3 +71,33 @@ def test_diamond_graph():
 @given(small, small)
 def test_backward_matches_central_difference(x, y):
     derivative_check(lambda a, b: (a * b + a.sigmoid()) * b, Scalar(x), Scalar(y))
+
+
+@pytest.mark.task1_2
+@given(small, small)
+def test_operators_record_their_inputs_in_the_expressions_order(x, y):
+    a, b = Scalar(x), Scalar(y)
+    for out in (a + b, a * b, a < b):
+        assert out.history.inputs[0] is a
+        assert out.history.inputs[1] is b
+    assert (a > b).history.inputs[0] is b
+    for out, fn in ((a - b, Neg), (a / b, Inv)):
+        first, second = out.history.inputs
+        assert first is a
+        assert second.history.last_fn is fn
+        assert second.history.inputs[0] is b
+
+
+@pytest.mark.task1_2
+@given(small, small)
+def test_each_forward_saves_what_its_backward_needs(x, y):
+    # The course's backward (task 1.3) reads what the forward saved: the derivative shows it.
+    pos = abs(x) + 0.5
+    derivative_check(lambda a, b: a * b, Scalar(x), Scalar(y))
+    derivative_check(lambda a: a * Scalar(3.0), Scalar(x))
+    derivative_check(lambda a: Inv.apply(a), Scalar(pos))
+    derivative_check(lambda a: a.sigmoid(), Scalar(x))
+    derivative_check(lambda a: a.relu(), Scalar(pos))
+    derivative_check(lambda a: a.relu(), Scalar(-pos))
+    derivative_check(lambda a: a.log(), Scalar(pos))
+    derivative_check(lambda a: a.exp(), Scalar(x))

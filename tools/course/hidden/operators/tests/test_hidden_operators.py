@@ -12,7 +12,10 @@ from minitorch.operators import (
     add_lists,
     eq,
     inv,
+    inv_back,
+    is_close,
     log,
+    log_back,
     lt,
     map,
     max,
@@ -21,7 +24,9 @@ from minitorch.operators import (
     prod,
     reduce,
     relu,
+    relu_back,
     sigmoid,
+    sigmoid_back,
     sum,
     zip_with,
 )
@@ -44,13 +49,71 @@ def test_sigmoid_symmetry_and_relu(x):
     assert relu(x) == (x if x > 0 else 0.0)
 
 
+# One function per test: a test counts against every function of its task it calls.
+
+
 @pytest.mark.task0_1
-def test_edge_values():
+def test_log_edge_values():
     assert log(1.0) == 0.0
     assert log(0.0) == -math.inf
     assert math.isnan(log(-2.0))
+
+
+@pytest.mark.task0_1
+def test_inv_edge_values():
     assert inv(4.0) == 0.25
+    assert inv(-0.0) == -math.inf
+
+
+@pytest.mark.task0_1
+def test_mul_signs():
     assert mul(-3.0, 2.5) == -7.5
+
+
+@pytest.mark.task0_1
+def test_max_on_a_tie_returns_the_first_like_python():
+    assert math.copysign(1.0, max(-0.0, 0.0)) == -1.0
+    assert math.copysign(1.0, max(0.0, -0.0)) == 1.0
+
+
+@pytest.mark.task0_1
+def test_is_close_is_strict_at_the_tolerance():
+    assert is_close(0.0, 0.01) == 0.0
+    assert is_close(0.0, 0.005) == 1.0
+    assert is_close(3.0, 3.0) == 1.0
+
+
+@pytest.mark.task0_1
+def test_log_back_and_inv_back_at_zero_follow_ieee_division():
+    assert log_back(0.0, 2.0) == math.inf
+    assert log_back(-0.0, 2.0) == -math.inf
+    assert log_back(0.0, -2.0) == -math.inf
+    assert math.isnan(log_back(0.0, 0.0))
+    assert log_back(1.0, 3.0) == 3.0
+    assert log_back(4.0, 2.0) == 0.5
+    assert inv_back(0.0, 2.0) == -math.inf
+    assert inv_back(0.0, -2.0) == math.inf
+    assert inv_back(1e-200, 1.0) == -math.inf
+    assert math.isnan(inv_back(0.0, 0.0))
+    assert inv_back(1.0, 3.0) == -3.0
+    assert inv_back(2.0, 1.0) == -0.25
+
+
+@pytest.mark.task0_1
+@given(floats(min_value=-30, max_value=30, allow_nan=False))
+def test_relu_back_and_sigmoid_back_on_both_sides(x):
+    sig = 1.0 / (1.0 + math.exp(-x))
+    assert sigmoid_back(x, 3.0) == pytest.approx(3.0 * sig * (1.0 - sig), rel=1e-9, abs=1e-300)
+    assert relu_back(x, 2.0) == (2.0 if x > 0 else 0.0)
+    assert relu_back(0.5, 2.0) == 2.0
+    assert relu_back(0.0, 2.0) == 0.0
+    assert sigmoid_back(-2.0, 1.0) == pytest.approx(math.exp(-2.0) / (1 + math.exp(-2.0)) ** 2)
+
+
+@pytest.mark.task0_3
+def test_add_lists_of_unequal_lengths_names_them_in_order():
+    with pytest.raises(ValueError, match="2 and 3"):
+        add_lists([1.0, 2.0], [1.0, 2.0, 3.0])
 
 
 @pytest.mark.task0_3

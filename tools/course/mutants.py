@@ -1,0 +1,555 @@
+"""How strong is the grader? Mutate the solution blocks and grade every mutant.
+
+    hatch run course:mutants LAYER [--task T] [--sample N] [--seed S] [--first-failure]
+
+Each mutant is the layer's solution with one small change inside one solution block (the
+mistakes a student makes: an operator or a comparison swapped, a constant or a range off
+by one, two arguments swapped, a statement dropped, a condition negated). It is graded by
+the real grader (:func:`grading.grade_task`, the code path of ``course grade``): the other
+tasks' functions are the solution's (the overlay), the task's points are split among its
+functions. A mutant is *killed* when a test of its task fails; it *survives* when all
+pass. Mutants listed in ``equivalent-mutants.toml`` (beside this file) behave exactly as
+the solution does and are counted apart, each with the reason.
+
+It is cheap: one grading environment per layer serves every mutant; the solution is graded
+once per task first (it must get full marks), recording which tests call which of the
+task's functions (the probe's trace). A mutant changes one function only, so only the
+tests that call it can notice: it runs those (the others pass as on the solution; the
+task's score is computed from both), and with ``--first-failure`` stops at the first that
+fails (the points it keeps are then an upper bound from the score formula).
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import difflib
+import json
+import random
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import tomllib
+from markers import Block
+
+__all__ = ["EQUIVALENT", "Mutant", "Outcome", "generate", "load_equivalent", "run_mutants"]
+
+#: The mutants judged equivalent to the solution, each with its reason.
+EQUIVALENT = Path(__file__).resolve().with_name("equivalent-mutants.toml")
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One mutant: a solution source with one change inside a solution block."""
+
+    task: str
+    file: str  # relative to the package (``tensor_data.py``)
+    function: str  # the dotted name of the innermost function holding the block
+    line: int  # of the change, in the solution's file
+    kind: str  # operator, comparison, constant, off-by-one, swap, drop, negate
+    before: str  # the changed lines of the solution, stripped
+    after: str  # what they became
+    source: str  # the whole mutated file
+    nth: int = 1  # the same change of the same lines in the function: which one (file order)
+
+    @property
+    def key(self) -> str:
+        """A name that survives edits elsewhere in the file (``equivalent-mutants.toml``).
+
+        Two mutants making the same change to equal lines of one function (two
+        ``continue``) are told apart by ``#2``, ``#3``... in file order.
+        """
+        nth = f" #{self.nth}" if self.nth > 1 else ""
+        return f"{self.file}:{self.function}: {self.before} -> {self.after}{nth}"
+
+    def diff(self, original: str) -> str:
+        """The unified diff of the mutant against the solution's file."""
+        return "".join(
+            difflib.unified_diff(
+                original.splitlines(keepends=True),
+                self.source.splitlines(keepends=True),
+                f"a/{self.file}",
+                f"b/{self.file}",
+                n=1,
+            )
+        )
+
+
+_BINOPS: dict[type[ast.operator], list[type[ast.operator]]] = {
+    ast.Add: [ast.Sub],
+    ast.Sub: [ast.Add],
+    ast.Mult: [ast.Div],
+    ast.Div: [ast.Mult],
+    ast.FloorDiv: [ast.Div],
+    ast.Mod: [ast.FloorDiv],
+    ast.Pow: [ast.Mult],
+}
+_NONCOMMUTATIVE = (ast.Sub, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
+_COMPARE: dict[type[ast.cmpop], list[type[ast.cmpop]]] = {
+    ast.Lt: [ast.LtE, ast.GtE],
+    ast.LtE: [ast.Lt, ast.Gt],
+    ast.Gt: [ast.GtE, ast.LtE],
+    ast.GtE: [ast.Gt, ast.Lt],
+    ast.Eq: [ast.NotEq],
+    ast.NotEq: [ast.Eq],
+    ast.Is: [ast.IsNot],
+    ast.IsNot: [ast.Is],
+    ast.In: [ast.NotIn],
+    ast.NotIn: [ast.In],
+}
+_ATOMS = (ast.Name, ast.Constant, ast.Call, ast.Attribute, ast.Subscript, ast.List, ast.Tuple)
+
+
+def _expr_variants(node: ast.expr) -> Iterator[tuple[str, ast.expr]]:
+    """The mutations of one expression node: (kind, the new node)."""
+    if isinstance(node, ast.BinOp):
+        for op in _BINOPS.get(type(node.op), []):
+            yield "operator", ast.BinOp(node.left, op(), node.right)
+        if isinstance(node.op, _NONCOMMUTATIVE):
+            yield "swap", ast.BinOp(node.right, node.op, node.left)
+    elif isinstance(node, ast.Compare) and len(node.ops) == 1:
+        for cmp in _COMPARE.get(type(node.ops[0]), []):
+            yield "comparison", ast.Compare(node.left, [cmp()], node.comparators)
+    elif isinstance(node, ast.BoolOp):
+        other = ast.Or() if isinstance(node.op, ast.And) else ast.And()
+        yield "negate", ast.BoolOp(other, node.values)
+    elif isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.Not, ast.USub)):
+        yield "negate", node.operand
+    elif isinstance(node, ast.Constant) and type(node.value) is bool:
+        yield "constant", ast.Constant(not node.value)
+    elif isinstance(node, ast.Constant) and type(node.value) is int:
+        yield "constant", ast.Constant(node.value + 1)
+        yield "constant", ast.Constant(node.value - 1)
+    elif isinstance(node, ast.Constant) and type(node.value) is float:
+        yield "constant", ast.Constant(node.value + 1.0)
+        if node.value != 0.0:
+            yield "constant", ast.Constant(0.0)
+    elif isinstance(node, ast.Call):
+        if isinstance(node.func, ast.Name) and node.func.id == "range" and node.args:
+            last = node.args[-1]
+            for step in (ast.Sub, ast.Add):
+                args = [*node.args[:-1], ast.BinOp(last, step(), ast.Constant(1))]
+                yield "off-by-one", ast.Call(node.func, args, node.keywords)
+        plain = [a for a in node.args if not isinstance(a, ast.Starred)]
+        if len(plain) == len(node.args) >= 2 and ast.unparse(plain[0]) != ast.unparse(plain[1]):
+            yield "swap", ast.Call(node.func, [plain[1], plain[0], *plain[2:]], node.keywords)
+
+
+def _stmt_variants(node: ast.stmt) -> Iterator[tuple[str, ast.stmt | None]]:
+    """The mutations of one statement: (kind, the new statement, or None to drop it)."""
+    if isinstance(node, ast.AnnAssign) and node.value is None:
+        return  # ``s: float`` declares a type only: dropping it changes nothing
+    yield "drop", None
+    if isinstance(node, (ast.If, ast.While)):
+        new = copy.copy(node)
+        new.test = ast.UnaryOp(ast.Not(), node.test)
+        yield "negate", new
+    elif isinstance(node, ast.AugAssign):
+        for op in _BINOPS.get(type(node.op), []):
+            yield "operator", ast.AugAssign(node.target, op(), node.value)
+        yield "operator", ast.Assign([node.target], node.value, lineno=node.lineno)
+
+
+def _offset(lines: list[str], line: int, col: int) -> int:
+    """The character offset in ``lines[line - 1]`` of the UTF-8 byte column ``col``."""
+    return len(lines[line - 1].encode("utf-8")[:col].decode("utf-8", errors="ignore"))
+
+
+def _replace(source: str, node: ast.expr | ast.stmt, text: str) -> str:
+    lines = source.splitlines(keepends=True)
+    a, b = node.lineno, node.end_lineno or node.lineno
+    start = _offset(lines, a, node.col_offset)
+    end = _offset(lines, b, node.end_col_offset or 0)
+    head = "".join(lines[: a - 1]) + lines[a - 1][:start]
+    tail = lines[b - 1][end:] + "".join(lines[b:])
+    return head + text + tail
+
+
+def _text(node: ast.AST) -> str:
+    text = ast.unparse(ast.fix_missing_locations(node))
+    return text if isinstance(node, (*_ATOMS, ast.stmt)) else f"({text})"
+
+
+def _changed(before: str, after: str) -> tuple[int, str, str]:
+    """The first changed line and the changed lines of both, stripped."""
+    a, b = before.splitlines(), after.splitlines()
+    first = 0
+    while first < min(len(a), len(b)) and a[first] == b[first]:
+        first += 1
+    last_a, last_b = len(a), len(b)
+    while last_a > first and last_b > first and a[last_a - 1] == b[last_b - 1]:
+        last_a, last_b = last_a - 1, last_b - 1
+    strip = " / ".join
+    return (
+        first + 1,
+        strip(x.strip() for x in a[first:last_a]),
+        strip(x.strip() for x in b[first:last_b]),
+    )
+
+
+def generate(
+    source: str, blocks: list[Block], file: str, functions: dict[int, str]
+) -> list[Mutant]:
+    """Every mutant of the code inside ``blocks`` of ``source`` (a solution file).
+
+    ``functions`` maps each block's ``BEGIN`` line to the dotted name of its function.
+    Each mutant parses; two that give the same file are one.
+    """
+    tree = ast.parse(source)
+    out: list[Mutant] = []
+    seen = {source}
+    for block in blocks:
+        inside = [
+            n
+            for n in ast.walk(tree)
+            if isinstance(n, (ast.expr, ast.stmt))
+            and block.begin < n.lineno
+            and (n.end_lineno or n.lineno) < block.end
+        ]
+        for node in sorted(inside, key=lambda n: (n.lineno, n.col_offset)):
+            variants: Iterator[tuple[str, Any]] = (
+                _stmt_variants(node) if isinstance(node, ast.stmt) else _expr_variants(node)
+            )
+            for kind, new in variants:
+                if new is None:
+                    text = "pass"
+                else:
+                    ast.copy_location(new, node)
+                    text = _text(new)
+                mutated = _replace(source, node, text)
+                if mutated in seen:
+                    continue
+                try:
+                    ast.parse(mutated)
+                except SyntaxError:
+                    continue
+                seen.add(mutated)
+                line, before, after = _changed(source, mutated)
+                out.append(
+                    Mutant(
+                        block.task,
+                        file,
+                        functions[block.begin],
+                        line,
+                        kind,
+                        before,
+                        after,
+                        mutated,
+                    )
+                )
+    seen_keys: dict[str, int] = {}
+    numbered = []
+    for m in sorted(out, key=lambda m: m.line):
+        seen_keys[m.key] = seen_keys.get(m.key, 0) + 1
+        numbered.append(replace(m, nth=seen_keys[m.key]))
+    return numbered
+
+
+def load_equivalent(path: Path = EQUIVALENT) -> dict[tuple[str, str], str]:
+    """The equivalent mutants: (layer, key) -> the reason."""
+    if not path.is_file():
+        return {}
+    with path.open("rb") as f:
+        data = tomllib.load(f)
+    return {(m["layer"], m["key"]): m["reason"] for m in data.get("mutant", [])}
+
+
+@dataclass
+class Outcome:
+    """How the grader took one mutant."""
+
+    mutant: Mutant
+    status: str  # killed, survived, equivalent
+    kept: float  # the task's points the mutant keeps
+    exact: bool  # kept is the grade (else an upper bound: --first-failure)
+    share: float  # the share of the task's points of the mutant's function
+    failed: list[str] = field(default_factory=list)  # the tests that noticed it
+    reason: str = ""  # why it is equivalent
+    seconds: float = 0.0
+
+    def to_json(self, original: str) -> dict[str, Any]:
+        """A JSON record of the outcome (``--json``)."""
+        m = self.mutant
+        return {
+            "task": m.task,
+            "file": m.file,
+            "function": m.function,
+            "line": m.line,
+            "kind": m.kind,
+            "key": m.key,
+            "status": self.status,
+            "kept": round(self.kept, 2),
+            "exact": self.exact,
+            "share": round(self.share, 2),
+            "failed": self.failed,
+            "reason": self.reason,
+            "diff": m.diff(original),
+            "seconds": round(self.seconds, 1),
+        }
+
+
+def _sample(found: list[Mutant], n: int | None, seed: int) -> list[Mutant]:
+    if n is None or n >= len(found):
+        return found
+    return sorted(random.Random(seed).sample(found, n), key=lambda m: (m.file, m.line))
+
+
+def run_mutants(
+    layer_name: str,
+    *,
+    tasks: list[str] | None = None,
+    sample: int | None = None,
+    seed: int = 0,
+    first_failure: bool = False,
+    all_tests: bool = False,
+    json_out: Path | None = None,
+    say: Any = print,
+) -> int:
+    """Grade the mutants of ``layer_name``'s solution blocks; print the table per task.
+
+    ``sample`` takes that many mutants per task (chosen with ``seed``). Returns 0, or 1 if
+    a task's solution does not get full marks or a killed mutant keeps more than half of
+    its function's share (the score formula should make that impossible).
+    """
+    from config import load_calendar
+    from course import CourseError, grade_spec, grading_env, scan_blocks
+    from grading import _function_scores, function_spans, grade_task, register
+
+    cal = load_calendar()
+    layer = cal.layer(layer_name)
+    training = set(cal.training_tasks(layer.name))
+    wanted = [t for t in layer.task_ids if t not in training and (not tasks or t in tasks)]
+    for t in tasks or []:
+        if t not in layer.task_ids:
+            raise CourseError(f"{t} is not a task of {layer.name}")
+        if t in training:
+            raise CourseError(f"{t} is a training task: its network is not mutated")
+    spec = grade_spec(layer, cal)
+    equivalent = load_equivalent()
+    originals: dict[str, str] = {}
+    by_task: dict[str, list[Mutant]] = {t: [] for t in wanted}
+    for path, blocks in scan_blocks(layer).items():
+        rel = path.relative_to(layer.src).as_posix()
+        text = path.read_text(encoding="utf-8")
+        originals[rel] = text
+        spans = function_spans(text)
+        owner = {
+            b.begin: max((a, q) for q, (a, z) in spans.items() if a <= b.begin <= z)[1]
+            for b in blocks
+        }
+        for m in generate(text, [b for b in blocks if b.task in by_task], rel, owner):
+            by_task[m.task].append(m)
+    status = 0
+    records: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix=f"course-mutants-{layer.name}-") as tmp:
+        root = Path(tmp)
+        t0 = time.perf_counter()
+        env = grading_env(layer, cal, spec, root)
+        say(f"{layer.name}: grading environment built in {time.perf_counter() - t0:.0f}s")
+        solution_code = root / "solution-code"
+        shutil.copytree(layer.src, solution_code / "minitorch" / layer.name)
+        register(solution_code, spec)
+        n = 0
+        summary: list[str] = []
+        for task in spec.tasks:
+            if task[0] not in by_task:
+                continue
+            tid, title, points = task
+            found = by_task[tid]
+            chosen = _sample(found, sample, seed)
+            t1 = time.perf_counter()
+            entries, base = grade_task(
+                env.python, solution_code, spec, task, env.template, root / "base", env.solution
+            )
+            shutil.rmtree(root / "base")
+            got = round(sum(e["score"] for e in entries), 2)
+            say(
+                f"\n{tid} {title} ({points:g} points): the solution gets {got:g} in "
+                f"{time.perf_counter() - t1:.0f}s; {len(chosen)} of {len(found)} mutants"
+            )
+            if got != points:
+                say("  the solution does not get full marks: no mutant is graded")
+                status = 1
+                continue
+            base_tests = [
+                r
+                for r in base.tests
+                if tid in r["tasks"] and r["outcome"] != "skipped" and "nodeid" in r
+            ]
+            names = sorted({n for r in base_tests for n in r.get("functions", [])})
+            shares = {f["name"]: f["share"] for f in _function_scores(base_tests, names, points)}
+            limit = max(20.0, 5 * (time.perf_counter() - t1))
+            outcomes = []
+            for m in chosen:
+                n += 1
+                outcomes.append(
+                    _grade_mutant(
+                        m,
+                        task,
+                        spec,
+                        env,
+                        root / f"m{n}",
+                        solution_code,
+                        base_tests,
+                        names,
+                        shares,
+                        equivalent.get((layer.name, m.key)),
+                        first_failure=first_failure,
+                        all_tests=all_tests,
+                        time_limit=limit,
+                    )
+                )
+                shutil.rmtree(root / f"m{n}", ignore_errors=True)
+            status |= _report(tid, points, outcomes, originals, say)
+            records += [o.to_json(originals[o.mutant.file]) for o in outcomes]
+            summary.append(_summary(tid, points, len(found), outcomes))
+    say(
+        f"\n{layer.name}: task | mutants (of all) | killed | survived | equivalent | "
+        "mutation score | most a killed one keeps | least a killed one costs / its share"
+    )
+    for line in summary:
+        say(line)
+    if json_out is not None:
+        json_out.write_text(json.dumps(records, indent=1) + "\n", encoding="utf-8")
+    return status
+
+
+def _summary(tid: str, points: float, total: int, outcomes: list[Outcome]) -> str:
+    """One row of the closing table."""
+    killed = [o for o in outcomes if o.status == "killed"]
+    survived = sum(o.status == "survived" for o in outcomes)
+    equivalent = sum(o.status == "equivalent" for o in outcomes)
+    judged = len(killed) + survived
+    score = f"{100.0 * len(killed) / judged:.1f}%" if judged else "-"
+    kept = f"{max(o.kept for o in killed):.2f}/{points:g}" if killed else "-"
+    cost = f"{min((points - o.kept) / o.share for o in killed):.2f}" if killed else "-"
+    return (
+        f"{tid} | {len(outcomes)} ({total}) | {len(killed)} | {survived} | {equivalent} | "
+        f"{score} | {kept} | {cost}"
+    )
+
+
+def _grade_mutant(
+    m: Mutant,
+    task: tuple[str, str, float],
+    spec: Any,
+    env: Any,
+    scratch: Path,
+    solution_code: Path,
+    base_tests: list[dict[str, Any]],
+    names: list[str],
+    shares: dict[str, float],
+    reason: str | None,
+    *,
+    first_failure: bool,
+    all_tests: bool,
+    time_limit: float,
+) -> Outcome:
+    """Grade one mutant: the tests of its task that call its function, on the mutant."""
+    from grading import PUBLIC_PART, _function_scores, grade_task
+
+    tid, _, points = task
+    name = _function_name(m, names)
+    share = shares.get(name, points)
+    t0 = time.perf_counter()
+    code = scratch / "code"
+    shutil.copytree(solution_code, code)
+    (code / "minitorch" / spec.layer / m.file).write_text(m.source, encoding="utf-8")
+    mine = [r["nodeid"] for r in base_tests if name in r.get("functions", []) or all_tests]
+    # Tests that called no function of the task belong to each (the probe saw nothing).
+    mine += [r["nodeid"] for r in base_tests if not r.get("functions") and not all_tests]
+    if not mine:
+        mine = [r["nodeid"] for r in base_tests]
+    limited = replace(spec, time_limit=time_limit)
+    entries, run = grade_task(
+        env.python,
+        code,
+        limited,
+        task,
+        env.template,
+        scratch,
+        env.solution,
+        select=sorted(set(mine)),
+        first_failure=first_failure,
+    )
+    seconds = time.perf_counter() - t0
+    ran = {r["nodeid"]: r for r in run.tests if "nodeid" in r}
+    failed = [
+        k for k, r in ran.items() if r["outcome"] not in ("passed", "skipped") and tid in r["tasks"]
+    ]
+    if not run.finished or run.timed_out:
+        why = "time limit" if run.timed_out else "the test process ended"
+        failed = failed or [f"({why})"]
+        kept, exact = 0.0, True
+    elif failed:
+        if first_failure:
+            kept, exact = points - (1 - PUBLIC_PART) * share, False  # its verdict is lost
+        else:
+            merged = [ran.get(r["nodeid"], r) for r in base_tests]
+            kept = sum(f["public"] + f["verdict"] for f in _function_scores(merged, names, points))
+            exact = True
+    else:
+        kept, exact = points, True
+    if reason is not None:
+        status = "equivalent" if not failed else "killed"
+    else:
+        status = "killed" if failed else "survived"
+    del entries
+    return Outcome(m, status, kept, exact, share, failed, reason or "", seconds)
+
+
+def _function_name(m: Mutant, names: list[str]) -> str:
+    """The grader's name of the mutant's function (``file:function`` where two files share it)."""
+    long = f"{m.file}:{m.function}"
+    return long if long in names else m.function
+
+
+def _report(
+    tid: str, points: float, outcomes: list[Outcome], originals: dict[str, str], say: Any
+) -> int:
+    """Print one task's table; 1 if a killed mutant keeps more than half its function's share."""
+    killed = [o for o in outcomes if o.status == "killed"]
+    survived = [o for o in outcomes if o.status == "survived"]
+    equivalent = [o for o in outcomes if o.status == "equivalent"]
+    judged = len(killed) + len(survived)
+    score = 100.0 * len(killed) / judged if judged else 100.0
+    say(
+        f"  mutants {len(outcomes)}, killed {len(killed)}, survived {len(survived)}, "
+        f"equivalent {len(equivalent)}: mutation score {score:.1f}%"
+    )
+    bad = 0
+    for o in outcomes:
+        m = o.mutant
+        bound = "" if o.exact else "<="
+        costs = points - o.kept
+        weak = o.status == "killed" and costs <= o.share / 2
+        bad |= weak
+        say(
+            f"  {o.status:<10} keeps {bound}{o.kept:5.2f}/{points:g} (share {o.share:.2f})"
+            f"{' COSTS LESS THAN HALF ITS SHARE' if weak else ''}  {m.file}:{m.line} "
+            f"{m.function} [{m.kind}] {m.before} -> {m.after}"
+        )
+    for o in survived:
+        say(f"  survivor {o.mutant.key}\n" + _indent(o.mutant.diff(originals[o.mutant.file])))
+    for o in equivalent:
+        say(f"  equivalent {o.mutant.key}: {o.reason}")
+    for o in killed:
+        if o.reason:
+            say(f"  killed, but listed in {EQUIVALENT.name}: {o.mutant.key}")
+    if killed:
+        say(f"  a killed mutant keeps at most {max(o.kept for o in killed):.2f} of {points:g}")
+    return int(bad)
+
+
+def _indent(text: str) -> str:
+    return "".join(f"    {ln}\n" for ln in text.splitlines())
+
+
+if __name__ == "__main__":  # pragma: no cover - run through course.py
+    sys.exit(run_mutants(sys.argv[1]))

@@ -1,0 +1,267 @@
+"""The grader tells wrong code from right: the score split by function, the feedback's
+evidence, the mutants command, and `check`'s leak and issue-number checks."""
+
+import ast
+import json
+
+import pytest
+from config import load_calendar
+from course import (
+    _issue_problems,
+    _leak_problems,
+    _uses_problems,
+    assign,
+    grade,
+    grade_spec,
+)
+from grading import EVIDENCE_LINES, PUBLIC_PART, _short, _short_hidden, _task_entries
+from markers import find_blocks
+from mutants import generate, load_equivalent, run_mutants
+from runner import Run
+
+CAL = load_calendar()
+
+
+def record(nodeid, outcome="passed", functions=(), message="", notes=(), kind="AssertionError"):
+    errors = [] if outcome == "passed" else [{"type": kind, "message": message, "notes": notes}]
+    return {
+        "nodeid": nodeid,
+        "tasks": ["task9_1"],
+        "outcome": outcome,
+        "errors": errors,
+        "functions": list(functions),
+    }
+
+
+def entries(records, functions=("f", "g")):
+    spec = grade_spec(CAL.layer("operators"), CAL)
+    run = Run(0, False, "", 0, [*records, {"finished": 0}], finished=True)
+    return _task_entries(spec, ("task9_1", "Nine", 10.0), run, None, list(functions))
+
+
+def total(es):
+    return round(sum(e["score"] for e in es), 2)
+
+
+# The score split by function.
+
+
+def test_one_wrong_function_among_many_passing_tests_costs_more_than_half_its_share():
+    # 40 tests of g pass; one of f's 5 tests fails: f's share (5 points) loses more than half.
+    tests = [record(f"tests/t.py::test_g{i}", functions=["g"]) for i in range(40)]
+    tests += [record(f"tests/t.py::test_f{i}", functions=["f"]) for i in range(4)]
+    tests += [record("tests/t.py::test_f4", "failed", functions=["f"])]
+    es = entries(tests)
+    assert total(es) < 10 - 5 / 2
+    assert total(es) == pytest.approx(5 + 5 * PUBLIC_PART * 4 / 5, abs=0.01)
+    assert sum(e["max_score"] for e in es) == 10
+
+
+def test_a_hidden_failure_costs_more_than_half_and_shows_only_after_publication():
+    tests = [record(f"tests/t.py::test_f{i}", functions=["f"]) for i in range(5)]
+    tests += [record("tests/t.py::test_g", functions=["g"])]
+    tests += [record("hidden/tests/h.py::test_f[7-3]", "failed", ["f"], "assert 3 == 7")]
+    public, hidden = entries(tests)
+    assert public["score"] == public["max_score"] == 10 * PUBLIC_PART
+    assert hidden["visibility"] == "after_published"
+    assert hidden["max_score"] == pytest.approx(10 * (1 - PUBLIC_PART))
+    assert total([public, hidden]) == pytest.approx(10 - 5 * (1 - PUBLIC_PART))
+    # Its name without the parametrization, and no message: nothing of its inputs.
+    assert "FAILED hidden/tests/h.py::test_f: AssertionError" in hidden["output"]
+    assert "7-3" not in hidden["output"]
+    assert "assert 3 == 7" not in hidden["output"]
+
+
+def test_a_test_that_ran_no_function_of_the_task_grades_them_all():
+    tests = [record("tests/t.py::test_a", "failed"), record("tests/t.py::test_b", functions=["f"])]
+    # test_a counts against f and g: g keeps nothing, f half of its public part.
+    assert total(entries(tests)) == pytest.approx(5 * PUBLIC_PART / 2)
+
+
+def test_the_right_solution_gets_every_point_and_hidden_tests_a_real_share():
+    tests = [
+        record("tests/t.py::test_f", functions=["f"]),
+        record("hidden/t.py::t", functions=["g"]),
+    ]
+    es = entries(tests)
+    assert total(es) == 10
+    assert es[1]["max_score"] >= 10 / 3
+
+
+# Feedback with evidence.
+
+WHERE = "assert 3 == 2\n +  where 3 = index_to_position(array([1, 2]), array([3, 1]))\n" + "".join(
+    f" +    line {i}\n" for i in range(20)
+)
+
+
+def test_a_failing_public_test_keeps_its_where_lines_bounded():
+    r = record("tests/t.py::test_p[a]", "failed", ["f"], WHERE, ["Falsifying example: p(a=1)"])
+    text = _short(r)
+    assert text.startswith("FAILED tests/t.py::test_p[a]: AssertionError: assert 3 == 2")
+    assert "where 3 = index_to_position(array([1, 2]), array([3, 1]))" in text
+    assert len(text.splitlines()) == EVIDENCE_LINES
+    assert text.splitlines()[-1].strip() == "[...]"
+
+
+def test_a_failing_hidden_test_keeps_its_name_and_a_stub_message_only():
+    r = record("hidden/tests/h.py::test_q[3-4]", "failed", ["f"], WHERE, ["Falsifying: q(3)"])
+    assert _short_hidden(r) == "FAILED hidden/tests/h.py::test_q: AssertionError"
+    stub = record(
+        "hidden/tests/h.py::test_q",
+        "failed",
+        ["f"],
+        "Task 2.1: implement f",
+        (),
+        "NotImplementedError",
+    )
+    assert _short_hidden(stub).endswith("NotImplementedError: Task 2.1: implement f")
+
+
+@pytest.mark.packaging
+def test_graded_feedback_shows_pytests_explanation(tmp_path):
+    student = tmp_path / "s"
+    assign(
+        "operators", student, keep=frozenset(CAL.layer("operators").task_ids), cal=CAL, wheels=False
+    )
+    path = student / "src/minitorch/operators/scalar.py"
+    text = path.read_text()
+    assert text.count("return x * y") == 1
+    path.write_text(text.replace("return x * y", "return x + y"))
+    res = grade(student, "operators", cal=CAL, time_limit=60)
+    public = next(t for t in res["tests"] if t["number"] == "0.1" and t["visibility"] == "visible")
+    assert "where" in public["output"], public["output"][:2000]
+    hidden = next(t for t in res["tests"] if t["number"] == "0.1" and t["visibility"] != "visible")
+    assert "mul:" in hidden["output"]
+    # mul's share is lost for more than half; so is that of a function tested with it in one
+    # test (a test counts for every function it calls); the others keep theirs.
+    share = 10 / 17
+    score = sum(t["score"] for t in res["tests"] if t["number"] == "0.1")
+    assert 5 < score < 10 - share / 2
+
+
+# The mutants command.
+
+SOURCE = '''\
+def f(xs, n):
+    """Doc."""
+    # BEGIN SOLUTION task9_1
+    total = 0.0
+    for i in range(n):
+        if xs[i] < 2 and not xs[i] == 1:
+            total += max(xs[i], 1.5) - i
+    return total
+    # END SOLUTION
+
+
+def g(x):
+    return x * 2
+'''
+
+
+def test_mutants_change_only_the_solution_blocks_and_parse():
+    blocks = find_blocks(SOURCE)
+    found = generate(SOURCE, blocks, "m.py", {blocks[0].begin: "f"})
+    kinds = {m.kind for m in found}
+    assert kinds == {"operator", "comparison", "constant", "off-by-one", "swap", "drop", "negate"}
+    for m in found:
+        ast.parse(m.source)
+        assert m.source != SOURCE
+        assert m.source.endswith("def g(x):\n    return x * 2\n")
+        assert 3 < m.line < 9, m
+        assert m.function == "f"
+    keys = [m.key for m in found]
+    assert len(set(keys)) == len(keys)
+    assert "m.py:f: for i in range(n): -> for i in range(n - 1):" in keys
+    assert "m.py:f: total += max(xs[i], 1.5) - i -> total = max(xs[i], 1.5) - i" in keys
+    assert "m.py:f: total += max(xs[i], 1.5) - i -> total += max(1.5, xs[i]) - i" in keys
+
+
+def test_the_equivalent_mutants_have_reasons():
+    for (layer, key), reason in load_equivalent().items():
+        assert layer in CAL.layers
+        assert ": " in key
+        assert " -> " in key
+        assert len(reason) > 10
+
+
+@pytest.mark.packaging
+def test_mutants_of_a_sample_of_operators_are_graded_by_the_grader(tmp_path, capsys):
+    out = tmp_path / "mutants.json"
+    assert run_mutants("operators", tasks=["task0_3"], sample=4, seed=1, json_out=out) == 0
+    records = json.loads(out.read_text())
+    assert len(records) == 4
+    assert {r["task"] for r in records} == {"task0_3"}
+    for r in records:
+        assert r["status"] in {"killed", "survived", "equivalent"}
+        assert r["diff"].startswith("--- a/functional.py")
+        if r["status"] == "killed":
+            assert r["failed"]
+            assert 10 - r["kept"] > r["share"] / 2
+        else:
+            assert r["kept"] == 10
+    printed = capsys.readouterr().out
+    assert "the solution gets 10" in printed
+    assert "mutation score" in printed
+
+
+# check: no solution in what the student reads, no issue numbers.
+
+
+def test_check_catches_a_solution_statement_or_formula_planted_in_a_docstring(tmp_path):
+    layer = CAL.layer("operators")
+    assign("operators", tmp_path / "s", cal=CAL, wheels=False)
+    assert _leak_problems(layer, CAL, tmp_path / "s") == []
+    path = tmp_path / "s/src/minitorch/operators/functional.py"
+    text = path.read_text()
+    # A comment with a statement of reduce's block, blanks changed.
+    path.write_text(text.replace('"""', '"""Hint: ``acc  =  fn(acc, x)``.\n', 1))
+    problems = _leak_problems(layer, CAL, tmp_path / "s")
+    assert len(problems) == 1
+    assert "functional.py:1 hands out the solution" in problems[0]
+    assert "acc = fn(acc, x)" in problems[0]
+    # A formula of sigmoid's block with other names: the same shape.
+    path.write_text(text + "\n# sigmoid(z) is 1 / (1 + math.exp(-z)) for z >= 0\n")
+    problems = _leak_problems(layer, CAL, tmp_path / "s")
+    assert problems
+    assert all("hands out the solution" in p for p in problems)
+
+
+def test_check_catches_an_issue_number_in_anything_a_starter_ships(tmp_path):
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "wheels").mkdir()
+    (tmp_path / "tests/test_a.py").write_text("# issue 22: the storage length\nx = 1\n")
+    (tmp_path / "README.md").write_text("See Issue #13, (#4) and GH-5.\nNo issues here.\n")
+    (tmp_path / "wheels/notes.txt").write_text("issue 1\n")
+    problems = _issue_problems(tmp_path)
+    assert [p.split(" in ")[-1].split(":")[0] for p in problems] == [
+        "README.md",
+        "README.md",
+        "README.md",
+        "tests/test_a.py",
+    ]
+    assert "'issue 22'" in problems[-1]
+
+
+def test_uses_names_every_other_task_whose_code_a_tasks_tests_run():
+    layer = CAL.layer("operators")
+    ran = [{"nodeid": "tests/t.py::t", "tasks": ["task0_3"], "functions": ["task0_1:mul"]}]
+    assert _uses_problems(layer, ran) == []
+    ran[0]["tasks"] = ["task0_4"]
+    (problem,) = _uses_problems(layer, ran)
+    assert "the tests of task0_4 run the code of task0_1" in problem
+
+
+# The README of each task.
+
+
+def test_readme_says_per_task_where_what_needs_points_and_the_guide(tmp_path):
+    assign("operators", tmp_path / "s", cal=CAL, wheels=False, guide_url="https://x.github.io/mt")
+    readme = (tmp_path / "s/README.md").read_text()
+    assert "### Task 0.3: " in readme
+    assert "- `src/minitorch/operators/functional.py`: `map.apply`, " in readme
+    assert "Its tests also run the code of task 0.1" in readme
+    assert "<https://x.github.io/mt/modules/operators/>" in readme
+    assert f"up to {10 * PUBLIC_PART:g} from the public tests" in readme
+    assert "share    = task points / number of functions" in readme
+    assert "issue" not in readme.lower()
