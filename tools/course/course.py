@@ -220,6 +220,13 @@ def _student_workflow(layer: Layer) -> str:
     )
 
 
+# A starter's tests run with the conftest's "starter" hypothesis profile (fewer examples,
+# no explain phase), unless HYPOTHESIS_PROFILE says otherwise.
+_STARTER_PROFILE = """
+# This starter: the "starter" profile above.
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "starter"))
+"""
+
 # How a student installs the starter: the lower layers' wheels come with it (wheels/), the
 # third-party packages (numpy, numba, pytest, ...) from PyPI.
 _INSTALL = '--find-links wheels -e ".[test]"'
@@ -424,7 +431,8 @@ def assign(
             )
         target.write_text(text.replace(edit.old, edit.new), "utf-8")
     shutil.copytree(layer.path / "tests", out / "tests", ignore=_solution_only_tests(layer))
-    shutil.copy2(REPO / "conftest.py", out / "conftest.py")
+    conftest = (REPO / "conftest.py").read_text(encoding="utf-8") + _STARTER_PROFILE
+    (out / "conftest.py").write_text(conftest, "utf-8")
     (out / "pyproject.toml").write_text(
         tomli_w.dumps(_student_pyproject(layer, cal, week)), "utf-8"
     )
