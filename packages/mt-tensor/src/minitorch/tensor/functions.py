@@ -192,7 +192,7 @@ class Neg(Function):
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> Tensor:
-        """``-g``."""
+        """The gradient of the input."""
         # BEGIN SOLUTION task2_4
         return grad_output.backend.neg_map(grad_output)
         # END SOLUTION
@@ -211,7 +211,7 @@ class Inv(Function):
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> Tensor:
-        """``-g / a**2``."""
+        """The gradient of the input."""
         # BEGIN SOLUTION task2_4
         a: Tensor
         (a,) = ctx.saved_values
@@ -231,7 +231,7 @@ class Add(Function):
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> tuple[Tensor, Tensor]:
-        """``g``, ``g``."""
+        """The gradients of both inputs."""
         # BEGIN SOLUTION task2_4
         return grad_output, grad_output
         # END SOLUTION
@@ -250,7 +250,7 @@ class Mul(Function):
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> tuple[Tensor, Tensor]:
-        """``g * b``, ``g * a``."""
+        """The gradients of both inputs."""
         # BEGIN SOLUTION task2_4
         a, b = ctx.saved_values
         f = grad_output.backend
@@ -271,7 +271,7 @@ class Sigmoid(Function):
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> Tensor:
-        """``g * s * (1 - s)``."""
+        """The gradient of the input (from the saved output)."""
         # BEGIN SOLUTION task2_4
         a: Tensor
         (a,) = ctx.saved_values
@@ -292,7 +292,7 @@ class ReLU(Function):
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> Tensor:
-        """``g`` where ``a > 0``."""
+        """The gradient of the input (the derivative is taken as 0 at 0, as PyTorch)."""
         # BEGIN SOLUTION task2_4
         a: Tensor
         (a,) = ctx.saved_values
@@ -313,7 +313,7 @@ class Log(Function):
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> Tensor:
-        """``g / a``."""
+        """The gradient of the input."""
         # BEGIN SOLUTION task2_4
         a: Tensor
         (a,) = ctx.saved_values
@@ -335,7 +335,7 @@ class Exp(Function):
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> Tensor:
-        """``g * exp(a)``."""
+        """The gradient of the input."""
         # BEGIN SOLUTION task2_4
         out: Tensor
         (out,) = ctx.saved_values
@@ -520,7 +520,7 @@ class Permute(Function):
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> Tensor:
-        """Permute back with the inverse order."""
+        """The gradient of the input, in the input's order of dimensions."""
         # BEGIN SOLUTION task2_4
         (order,) = ctx.saved_values
         inverse = tuple(sorted(range(len(order)), key=lambda i: order[i]))
