@@ -9,9 +9,10 @@ wheels -e ".[test]"``, from the configured package index). Then, as a student ru
 - ``pytest`` twice: the first run on a fresh install (no hypothesis database, Numba
   compiles every kernel it reaches), the second with those caches;
 - ``pytest -m TASK`` for each task of the layer;
-- with ``--filled``, for each task: the starter with that task's code filled in (the
-  solution's, as ``assign --keep TASK`` writes it), ``pytest -m TASK`` (its tests now run
-  all their examples, and its kernels compile) and ``pytest``.
+- with ``--filled``, for each task in order: the starter with that task's code and the
+  earlier tasks' filled in (the solution's, as ``assign --keep TASK`` writes it), as a
+  student who has got that far has it: ``pytest -m TASK`` (its tests now pass and run all
+  their examples, and its kernels compile) and ``pytest``.
 
 Each row has the wall-clock time, the CPU time (user + system, of pytest and its children:
 less sensitive to other work on the machine than the wall-clock time), pytest's summary,
@@ -117,13 +118,13 @@ def measure_layer(cal: Calendar, layer: str, work: Path, *, filled: bool) -> lis
     if filled:
         original = work / f"{layer}-original"
         shutil.copytree(starter, original, ignore=shutil.ignore_patterns(".venv", "wheels"))
-        for t in tasks:
+        for i, t in enumerate(tasks):
             done = work / f"{layer}-{t}"
-            assign(layer, done, cal=cal, keep=frozenset({t}), wheels=False)
+            assign(layer, done, cal=cal, keep=frozenset(tasks[: i + 1]), wheels=False)
             _swap_code(starter, done, layer)
             mark = [*pytest, "-m", t]
-            rows.append(_timed(layer, f"{t} filled: pytest -m {t}", mark, starter, env))
-            rows.append(_timed(layer, f"{t} filled: pytest", pytest, starter, env))
+            rows.append(_timed(layer, f"up to {t} filled: pytest -m {t}", mark, starter, env))
+            rows.append(_timed(layer, f"up to {t} filled: pytest", pytest, starter, env))
             _swap_code(starter, original, layer)
     return rows
 
