@@ -12,6 +12,8 @@ nothing: the test fails at once instead, with the stub's own error and traceback
 import functools
 import os
 import re
+import sysconfig
+import types
 from collections.abc import Callable, Generator
 from typing import Any
 
@@ -53,6 +55,34 @@ class _StubReached(BaseException):
         self.error = error
 
 
+# Installed packages: the lower layers, hypothesis, numba (a starter's own code is not).
+_INSTALLED = tuple(
+    {os.path.join(sysconfig.get_paths()[k], "") for k in ("purelib", "platlib")}
+)
+
+
+def _own_frames(tb: types.TracebackType | None) -> types.TracebackType | None:
+    """The traceback from the test to the stub, without the frames of installed packages.
+
+    A starter's tests fail by the hundred on stubs; pytest formats every frame of each
+    (seconds in all), and the frames inside the released lower layers say nothing about
+    what to write. The test's own frame and the stub's stay.
+    """
+    frames = []
+    while tb is not None:
+        frames.append(tb)
+        tb = tb.tb_next
+    keep = [
+        t
+        for i, t in enumerate(frames)
+        if i in (0, len(frames) - 1) or not t.tb_frame.f_code.co_filename.startswith(_INSTALLED)
+    ]
+    out = None
+    for t in reversed(keep):
+        out = types.TracebackType(out, t.tb_frame, t.tb_lasti, t.tb_lineno)
+    return out
+
+
 def _stubs_fail_at_once(test: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(test)
     def run(*args: Any, **kwargs: Any) -> Any:
@@ -60,7 +90,8 @@ def _stubs_fail_at_once(test: Callable[..., Any]) -> Callable[..., Any]:
             return test(*args, **kwargs)
         except NotImplementedError as e:
             if _STUB_MESSAGE.match(str(e)):
-                raise _StubReached(e) from None
+                tb = e.__traceback__
+                raise _StubReached(e.with_traceback(_own_frames(tb and tb.tb_next))) from None
             raise
 
     run._stubs_fail_at_once = True  # type: ignore[attr-defined]
