@@ -56,9 +56,7 @@ class _StubReached(BaseException):
 
 
 # Installed packages: the lower layers, hypothesis, numba (a starter's own code is not).
-_INSTALLED = tuple(
-    {os.path.join(sysconfig.get_paths()[k], "") for k in ("purelib", "platlib")}
-)
+_INSTALLED = tuple({os.path.join(sysconfig.get_paths()[k], "") for k in ("purelib", "platlib")})
 
 
 def _own_frames(tb: types.TracebackType | None) -> types.TracebackType | None:
