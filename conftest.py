@@ -1,12 +1,24 @@
-"""Shared pytest configuration: hypothesis profiles for development and CI.
+"""Shared pytest configuration: hypothesis profiles, and stubs that fail at once.
 
 `dev` is the default; `ci` is selected when the `CI` environment variable is set (GitHub
-Actions and `.ci/run` set it). `HYPOTHESIS_PROFILE` overrides both.
+Actions and `.ci/run` set it). `HYPOTHESIS_PROFILE` overrides both. A student starter's
+copy of this file loads `starter` (the course tool adds the line).
+
+A student starter's stub raises ``NotImplementedError("Task X.Y: ...")``. Hypothesis would
+treat it as a bug to shrink and explain, which costs seconds to minutes per test and finds
+nothing: the test fails at once instead, with the stub's own error and traceback.
 """
 
+import functools
 import os
+import re
+import sysconfig
+import types
+from collections.abc import Callable, Generator
+from typing import Any
 
-from hypothesis import HealthCheck, settings
+import pytest
+from hypothesis import HealthCheck, Phase, settings
 
 settings.register_profile("dev", max_examples=50, deadline=None)
 settings.register_profile(
@@ -17,4 +29,85 @@ settings.register_profile(
     print_blob=True,
     suppress_health_check=[HealthCheck.too_slow],
 )
+# A student runs the tests many times a day, most of them on unfinished code: fewer
+# examples than `dev` (grading runs more, with its own profile), stop at the first bug, and
+# no explain phase (it replays a failing test thousands of times to say which parts of the
+# input matter). A real bug is still shrunk to a small example.
+settings.register_profile(
+    "starter",
+    max_examples=20,
+    deadline=None,
+    phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink],
+    report_multiple_bugs=False,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+# What a starter's stub says (after the thread and block ids of Numba's CUDA simulator).
+_STUB_MESSAGE = re.compile(r"^(?:tid=(?:\[[^\]]*\])? ctaid=(?:\[[^\]]*\])?: )?Task \d+\.\d+: ")
+
+
+class _StubReached(BaseException):
+    """Carries a stub's error out of hypothesis, which lets a ``BaseException`` through."""
+
+    def __init__(self, error: NotImplementedError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+# Installed packages: the lower layers, hypothesis, numba (a starter's own code is not).
+_INSTALLED = tuple({os.path.join(sysconfig.get_paths()[k], "") for k in ("purelib", "platlib")})
+
+
+def _own_frames(tb: types.TracebackType | None) -> types.TracebackType | None:
+    """The traceback from the test to the stub, without the frames of installed packages.
+
+    A starter's tests fail by the hundred on stubs; pytest formats every frame of each
+    (seconds in all), and the frames inside the released lower layers say nothing about
+    what to write. The test's own frame and the stub's stay.
+    """
+    frames = []
+    while tb is not None:
+        frames.append(tb)
+        tb = tb.tb_next
+    keep = [
+        t
+        for i, t in enumerate(frames)
+        if i in (0, len(frames) - 1) or not t.tb_frame.f_code.co_filename.startswith(_INSTALLED)
+    ]
+    out = None
+    for t in reversed(keep):
+        out = types.TracebackType(out, t.tb_frame, t.tb_lasti, t.tb_lineno)
+    return out
+
+
+def _stubs_fail_at_once(test: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(test)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return test(*args, **kwargs)
+        except NotImplementedError as e:
+            if _STUB_MESSAGE.match(str(e)):
+                tb = e.__traceback__
+                raise _StubReached(e.with_traceback(_own_frames(tb and tb.tb_next))) from None
+            raise
+
+    run._stubs_fail_at_once = True  # type: ignore[attr-defined]
+    return run
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
+    """Run a property test so that a stub's ``NotImplementedError`` ends it at once.
+
+    The test fails with that error, as a plain test would: not shrunk, not explained.
+    """
+    handle = getattr(getattr(item, "obj", None), "hypothesis", None)
+    inner = getattr(handle, "inner_test", None)
+    if inner is not None and not getattr(inner, "_stubs_fail_at_once", False):
+        handle.inner_test = _stubs_fail_at_once(inner)  # hypothesis allows replacing it
+    try:
+        return (yield)
+    except _StubReached as stop:
+        error = stop.error
+    raise error  # outside the handler: the error keeps its own context and traceback

@@ -1,5 +1,6 @@
-"""MiniTorch's examples as one importable package (``examples/`` of the repository).
+"""MiniTorch's examples as one importable package.
 
-``python examples/<name>.py`` runs ``mt_examples.<name>.main``; the explorer app
-(``examples/app``) and the tests import the same modules.
+Each launcher beside this folder (``train_*.py``) runs the ``main`` of the module of the
+same name here; in the repository they are in ``examples/``, where the explorer app and the
+tests import the same modules.
 """

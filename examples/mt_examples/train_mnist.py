@@ -7,8 +7,10 @@ images (``--val-size N`` of a seeded shuffle of the training set; by default the
 never trained on); at the end the test accuracy, a PNG of the curves and a checkpoint
 (``.npz``, written atomically after every epoch).
 
-    python examples/train_mnist.py --download                 # fetch (11 MB) and train
-    python examples/train_mnist.py --train-size 5000 --epochs 2
+    python train_mnist.py --download                 # fetch (11 MB) and train
+    python train_mnist.py --train-size 5000 --epochs 2
+
+(from the folder that holds ``mt_examples/``).
 
 ``main(argv)`` and ``train(MnistConfig(...))`` can also be imported.
 """

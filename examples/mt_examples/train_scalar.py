@@ -6,8 +6,9 @@ cross-entropy. Unlike the course's reference script, the inputs are centred to `
 and weights start He-uniform with small positive biases (few ReLUs start dead), which makes
 training on ``xor`` and ``split`` much more reliable at the same cost per epoch.
 
-Run it with ``hatch run train --dataset xor`` (``--help`` lists the options), or import
-``main(argv)`` and ``train(config)``.
+Run it with ``python train_scalar.py --dataset xor`` from the folder that holds
+``mt_examples/`` (``--help`` lists the options), or import ``main(argv)`` and
+``train(config)``.
 """
 
 from __future__ import annotations

@@ -7,8 +7,10 @@ added, and dropout, a linear layer 100->2 and log-softmax give the class probabi
 (Kim, 2014, as the course builds it). Trained with Adam on the negative log-likelihood;
 after each epoch the accuracy on the 872 sentences of the SST-2 dev set is printed.
 
-    python examples/train_sentiment.py --download             # fetch SST-2 and GloVe, train
-    python examples/train_sentiment.py --train-size 5000 --epochs 1
+    python train_sentiment.py --download             # fetch SST-2 and GloVe, train
+    python train_sentiment.py --train-size 5000 --epochs 1
+
+(from the folder that holds ``mt_examples/``).
 
 The data folder holds ``sst2/{train,dev}.tsv`` and ``glove/glove.6B.50d.txt`` (or a
 vocabulary-restricted ``glove/glove50_sst2.txt.gz``); SST-2 is 7 MB, GloVe's archive 822 MB.

@@ -1,13 +1,9 @@
 """Train a small network of Tensors on one of the course's toy datasets (module 2).
 
-The classifier of ``train_scalar.py`` written with whole-batch tensors. A linear layer is a
-broadcast multiply and a sum, not ``@``, so the simple backend runs it on
-``map``/``zip``/``reduce``::
-
-    (x.view(B, in, 1) * w.view(1, in, out)).sum(1).view(B, out) + b
-
-Run it with ``python examples/train_tensor.py --dataset xor --backend fast`` (``--help``
-lists the options), or import ``main(argv)`` and ``train(config)``.
+The classifier of ``train_scalar.py`` written with whole-batch tensors. Run it with
+``python train_tensor.py --dataset xor`` from the folder that holds ``mt_examples/``
+(``--help`` lists the options; ``--backend fast`` once mt-fast is installed), or import
+``main(argv)`` and ``train(config)``.
 """
 
 from __future__ import annotations
@@ -42,10 +38,8 @@ def _uniform(shape: tuple[int, ...], backend: TensorBackend, rng: np.random.Gene
 class Linear(Module):
     """A fully connected layer ``y = x w + b`` on a batch ``x`` of shape ``(B, in_size)``.
 
-    The product is a broadcast multiply of ``(B, in, 1)`` by ``(1, in, out)`` summed over
-    ``in``, so it needs only the backend's ``zip`` and ``reduce``. ``weight`` has shape
-    ``(in_size, out_size)`` and ``bias`` ``(out_size,)``, both on ``backend`` and drawn
-    uniform in ``[-1, 1)`` with the random generator ``rng``.
+    ``weight`` has shape ``(in_size, out_size)`` and ``bias`` ``(out_size,)``, both on
+    ``backend`` and drawn uniform in ``[-1, 1)`` with the random generator ``rng``.
     """
 
     def __init__(
@@ -62,6 +56,8 @@ class Linear(Module):
         # BEGIN SOLUTION task2_5
         if x.dims != 2 or x.shape[1] != self.in_size:
             raise ValueError(f"Linear expects a batch of shape (B, {self.in_size}), got {x.shape}")
+        # The product is a broadcast multiply of (B, in, 1) by (1, in, out) summed over
+        # `in`, not `@`: the simple backend runs it on its map, zip and reduce.
         batch = x.shape[0]
         weight: Tensor = self.weight.value
         bias: Tensor = self.bias.value

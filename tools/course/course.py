@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import ast
 import copy
+import functools
 import io
 import json
 import re
@@ -197,12 +198,40 @@ def _workflow_pins() -> dict[str, str]:
     return pins
 
 
+@functools.cache
+def _graded_toy_tasks() -> frozenset[str]:
+    """The training tasks ``python -m mt_examples.graded TASK`` trains as grading does.
+
+    The keys of ``TASKS`` in ``examples/mt_examples/graded.py``, read without running it.
+    """
+    tree = ast.parse((REPO / "examples" / "mt_examples" / "graded.py").read_text("utf-8"))
+    for node in tree.body:
+        if (
+            isinstance(node, ast.Assign)
+            and [ast.unparse(t) for t in node.targets] == ["TASKS"]
+            and isinstance(node.value, ast.Dict)
+        ):
+            return frozenset(ast.literal_eval(k) for k in node.value.keys if k is not None)
+    raise CourseError("examples/mt_examples/graded.py has no TASKS = {...}")
+
+
+def _task_command(task_id: str) -> str:
+    """What a student runs to check a task: its tests, or a toy network's graded training.
+
+    A training task's tests are not in the starter (grading trains the network), so its
+    command trains and scores it as grading does.
+    """
+    if task_id in _graded_toy_tasks():
+        return f"python -m mt_examples.graded {task_id}"
+    return f"pytest -m {task_id}"
+
+
 def _student_workflow(layer: Layer) -> str:
     pins = _workflow_pins()
     steps = "".join(
         f"      - name: {json.dumps(f'Task {task_number(t.id)}: {t.title}')}\n"
         "        if: ${{ !cancelled() }}\n"
-        f"        run: python -m pytest -m {t.id}\n"
+        f"        run: {_python_m(_task_command(t.id))}\n"
         for t in layer.tasks
     )
     env = "".join(f"      {k}: {json.dumps(v)}\n" for k, v in layer.test_env.items())
@@ -225,13 +254,26 @@ def _student_workflow(layer: Layer) -> str:
     )
 
 
+# A starter's tests run with the conftest's "starter" hypothesis profile (fewer examples,
+# no explain phase), unless HYPOTHESIS_PROFILE says otherwise.
+_STARTER_PROFILE = """
+# This starter: the "starter" profile above.
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "starter"))
+"""
+
+
+def _python_m(command: str) -> str:
+    """``command`` run with ``python -m`` (a workflow's ``pytest`` may not be on PATH)."""
+    return command if command.startswith("python ") else f"python -m {command}"
+
+
 # How a student installs the starter: the lower layers' wheels come with it (wheels/), the
 # third-party packages (numpy, numba, pytest, ...) from PyPI.
 _INSTALL = '--find-links wheels -e ".[test]"'
 
 
 # The examples' helpers the training scripts import: the grader uses the course's copies.
-_SCRIPT_HELPERS = ("__init__.py", "support.py", "toy.py")
+_SCRIPT_HELPERS = ("__init__.py", "support.py", "toy.py", "graded.py")
 
 
 def _write_scripts(
@@ -304,11 +346,13 @@ def _task_section(
     )
     public = round(task.points * PUBLIC_PART, 2)
     training = task.id in cal.training_tasks(layer.name)
-    run = (
-        "its network is graded by training it (see Training below)"
-        if training
-        else f"run its tests with `pytest -m {task.id}`"
-    )
+    command = _task_command(task.id)
+    if not training:
+        run = f"run its tests with `{command}`"
+    elif command.startswith("pytest"):
+        run = "its network is graded by training it (see Training below)"
+    else:
+        run = f"train it as the grader does with `{command}` (see Training below)"
     used = [t for t in (layer.uses or {}).get(task.id, ()) if t != task.id]
     if training:
         needs = (
@@ -346,7 +390,7 @@ def _student_readme(
     if guide and not guide.endswith("/"):
         guide += "/"
     rows = "\n".join(
-        f"| {task_number(t.id)} | {t.title} | `pytest -m {t.id}` | {t.points:g} |"
+        f"| {task_number(t.id)} | {t.title} | `{_task_command(t.id)}` | {t.points:g} |"
         for t in layer.tasks
     )
     places = _task_places(layer, cal)
@@ -526,7 +570,8 @@ def assign(
             )
         target.write_text(text.replace(edit.old, edit.new), "utf-8")
     shutil.copytree(layer.path / "tests", out / "tests", ignore=_solution_only_tests(layer))
-    shutil.copy2(REPO / "conftest.py", out / "conftest.py")
+    conftest = (REPO / "conftest.py").read_text(encoding="utf-8") + _STARTER_PROFILE
+    (out / "conftest.py").write_text(conftest, "utf-8")
     (out / "pyproject.toml").write_text(
         tomli_w.dumps(_student_pyproject(layer, cal, week)), "utf-8"
     )

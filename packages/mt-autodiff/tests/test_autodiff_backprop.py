@@ -271,7 +271,7 @@ def test_context_saves_nothing_under_no_grad():
 
 
 def test_inv_backward_of_tiny_scalar_is_minus_inf():
-    """Regression (issue 12 item 2): ``1 / x`` backward divided by an underflowed ``x * x``."""
+    """Regression: ``1 / x`` backward divided by an underflowed ``x * x``."""
     x = Scalar(1e-200)
     (1.0 / x).backward()
     assert x.derivative == -math.inf
@@ -279,7 +279,7 @@ def test_inv_backward_of_tiny_scalar_is_minus_inf():
 
 @pytest.mark.parametrize("bad", ["x", None, [1.0], 1j])
 def test_backward_non_numeric_d_output_raises_type_error_naming_it(bad):
-    # issue 22: (Scalar(1.) * 2.).backward('x') said "could not convert string to float"
+    # Regression: (Scalar(1.) * 2.).backward('x') said "could not convert string to float"
     x = Scalar(1.0)
     with pytest.raises(
         TypeError, match=rf"^backward\(\): d_output must be a real number, got {type(bad).__name__}"

@@ -237,7 +237,7 @@ def test_infinite_learning_rate_raises(opt, lr):
 
 @pytest.mark.parametrize("eps", [-1.0, -1e-12, math.nan, math.inf])
 def test_bad_adam_eps_raises(eps):
-    # issue 22: eps=-1 was accepted and one step with gradient 1 set the weight to -inf
+    # Regression: eps=-1 was accepted and one step with gradient 1 set the weight to -inf
     with pytest.raises(ValueError, match=r"eps must be in \[0, inf\), got"):
         Adam([Parameter(Scalar(1.0))], lr=0.1, eps=eps)
 
@@ -349,7 +349,7 @@ def test_optimizer_step_uses_only_grad_and_detach():
 
 @pytest.mark.task1_5
 def test_a_parameter_of_a_scalar_expression_trains() -> None:
-    """Issue 13 item 4: ``Parameter(Scalar(0.5) * 2 - 1)`` is a leaf, so SGD moves it."""
+    """Regression: ``Parameter(Scalar(0.5) * 2 - 1)`` is a leaf, so SGD moves it."""
     p = Parameter(Scalar(0.5) * 2 - 1)
     assert p.value.is_leaf()
     opt = SGD([p], lr=0.1)

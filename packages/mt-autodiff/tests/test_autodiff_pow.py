@@ -1,4 +1,4 @@
-"""``**`` on Scalars (issue 13 item 4): values and both derivatives, by hand, by central
+"""``**`` on Scalars: values and both derivatives, by hand, by central
 differences and against PyTorch where it is installed."""
 
 from __future__ import annotations

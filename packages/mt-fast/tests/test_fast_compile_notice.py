@@ -1,4 +1,4 @@
-"""The one-line notice of the first kernel compile (issue 13, item 7)."""
+"""The one-line notice of the first kernel compile."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 13, "Done when" line 1: a script written in the course's style trains.
+"""A script written in the course's style trains.
 
 The course's ``project/run_fast_tensor.py`` builds its backend with
 ``TensorBackend(FastOps)``, its parameters with ``Parameter(2 * (rand(shape) - 0.5))``

@@ -1,4 +1,4 @@
-"""Edge cases of the fast kernels that the property suite does not draw (issue 12).
+"""Edge cases of the fast kernels that the property suite does not draw.
 
 Every case is compared with ``SimpleBackend``, the reference backend.
 """

@@ -1,4 +1,4 @@
-"""No import-time side effects, and the one private Numba API mt-fast uses (issue 11)."""
+"""No import-time side effects, and the one private Numba API mt-fast uses."""
 
 from __future__ import annotations
 

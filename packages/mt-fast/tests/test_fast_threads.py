@@ -1,4 +1,4 @@
-"""Python threads sharing the fast backend (issue 12).
+"""Python threads sharing the fast backend.
 
 Numba's ``workqueue`` threading layer aborts the whole process ("Concurrent access has been
 detected") when two threads launch parallel kernels at once, so each case runs in a

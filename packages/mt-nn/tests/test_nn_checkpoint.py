@@ -90,7 +90,7 @@ def test_corrupt_and_missing_files(tmp_path) -> None:
         nn.save_checkpoint(Small(0), tmp_path / "model.bin")
 
 
-# ------------------------------------------------------------ issue 12, item 3: bad files
+# ------------------------------------------------------------------------------ bad files
 
 
 def rewrite(path, **changes) -> None:
@@ -124,7 +124,7 @@ def assert_unchanged(model: Module, before: dict[str, np.ndarray]) -> None:
     ids=["non-json", "not-a-dict", "not-a-string", "no-metadata", "string", "complex", "bool"],
 )
 def test_bad_entries_raise_and_change_nothing(tmp_path, change, match) -> None:
-    """Regression (issue 12 item 3): every entry is checked before any parameter is set."""
+    """Regression: every entry is checked before any parameter is set."""
     path = nn.save_checkpoint(Small(0), tmp_path / "model.npz", epoch=1)
     rewrite(path, **change)
     model = Small(1)
@@ -150,7 +150,7 @@ def test_a_plain_npz_of_other_arrays_does_not_match(tmp_path) -> None:
 
 
 def test_npy_renamed_npz(tmp_path) -> None:
-    """Regression (issue 12 item 3): a ``.npy`` file named ``.npz`` gave a TypeError."""
+    """Regression: a ``.npy`` file named ``.npz`` gave a TypeError."""
     path = tmp_path / "model.npz"
     with open(path, "wb") as f:
         np.save(f, np.ones((3, 4)))
@@ -162,7 +162,7 @@ def test_npy_renamed_npz(tmp_path) -> None:
 
 
 def test_every_single_flipped_byte_is_caught_or_harmless(tmp_path) -> None:
-    """Regression (issue 12 item 3): flipped bytes gave NotImplementedError and others.
+    """Regression: flipped bytes gave NotImplementedError and others.
 
     Each byte of a small checkpoint is flipped in turn: the load either raises
     ``CheckpointError`` with the model unchanged, or (a byte the format does not check,
@@ -191,7 +191,7 @@ def test_every_single_flipped_byte_is_caught_or_harmless(tmp_path) -> None:
     assert loaded < len(raw) // 4
 
 
-# ------------------------------------------------- issue 12, item 3: stale temporary files
+# ------------------------------------------------------------------- stale temporary files
 
 KILLED_SAVE = """
 import sys, time
@@ -220,7 +220,7 @@ def temporaries(folder: Path) -> list[str]:
 
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL (POSIX)")
 def test_a_save_killed_mid_write_is_cleaned_up_by_the_next_save(tmp_path) -> None:
-    """Regression (issue 12 item 3): a killed save left a stray temporary file forever."""
+    """Regression: a killed save left a stray temporary file forever."""
     path = tmp_path / "model.npz"
     writer = subprocess.Popen(
         [sys.executable, "-c", KILLED_SAVE, str(path)], stdout=subprocess.PIPE, text=True

@@ -129,7 +129,7 @@ def test_conv1d_fun_apply_directly() -> None:
         ((2, 3, 5, 5), (4, 3, 3), "input of shape"),
         ((2, 3, 5), (4, 3), "weight of shape"),
         ((2, 3, 5), (4, 3, 6), "does not fit"),
-        ((2, 3, 5), (4, 3, 0), r"kernel \(0,\) has a zero size"),  # issue 22
+        ((2, 3, 5), (4, 3, 0), r"kernel \(0,\) has a zero size"),  # once said "does not fit"
     ],
 )
 def test_conv1d_bad_shapes_raise(x_shape, w_shape, match) -> None:

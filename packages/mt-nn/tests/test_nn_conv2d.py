@@ -156,7 +156,7 @@ def test_conv2d_fun_apply_directly() -> None:
         ((2, 3, 5, 5), (4, 3, 3), "weight of shape"),
         ((2, 3, 5, 5), (4, 3, 6, 3), "does not fit"),
         ((2, 3, 5, 2), (4, 3, 3, 3), "does not fit"),
-        # issue 22: a (0, 0) kernel said "does not fit"; it has a zero size
+        # Regression: a (0, 0) kernel said "does not fit"; it has a zero size
         ((2, 3, 5, 5), (4, 3, 0, 0), r"kernel \(0, 0\) has a zero size"),
         ((2, 3, 5, 5), (4, 3, 0, 2), r"kernel \(0, 2\) has a zero size"),
         ((2, 3, 5, 5), (4, 3, 2, 0), r"kernel \(2, 0\) has a zero size"),

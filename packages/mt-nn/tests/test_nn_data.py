@@ -224,7 +224,7 @@ def test_glove_missing(tmp_path) -> None:
         nn.GloVe.load(tmp_path)
 
 
-# ------------------------------------------------- issue 12, item 4: corrupt gzip streams
+# ------------------------------------------------------------------- corrupt gzip streams
 
 
 def xor_bytes(path: Path, start: int = 40, stop: int = 44) -> None:
@@ -235,7 +235,7 @@ def xor_bytes(path: Path, start: int = 40, stop: int = 44) -> None:
 
 
 def test_mnist_corrupt_gzip_names_the_file_and_what_to_do(tmp_path) -> None:
-    """Regression (issue 12 item 4): XOR-ed bytes in a .gz gave a raw zlib.error."""
+    """Regression: XOR-ed bytes in a .gz gave a raw zlib.error."""
     make_mnist(tmp_path, n_train=200)
     path = tmp_path / "mnist" / "train-images-idx3-ubyte.gz"
     xor_bytes(path)
@@ -248,7 +248,7 @@ def test_mnist_corrupt_gzip_names_the_file_and_what_to_do(tmp_path) -> None:
 
 
 def test_glove_corrupt_gzip_names_the_file_and_what_to_do(tmp_path) -> None:
-    """Regression (issue 12 item 4): the same for the GloVe reader."""
+    """Regression: the same for the GloVe reader."""
     path = write_glove(tmp_path, [glove_line(f"w{k}", k / 7) for k in range(300)])
     xor_bytes(path)
     with pytest.raises(nn.CorruptDataError) as info:
@@ -287,18 +287,18 @@ def test_any_damaged_byte_gives_a_dataset_error(tmp_path_factory, offset, mask) 
             assert str(damaged) in str(error)
 
 
-# ----------------------------------------------- issue 12, item 12: empty or garbage data
+# ------------------------------------------------------------------ empty or garbage data
 
 
 def test_mnist_split_with_no_images(tmp_path) -> None:
-    """Regression (issue 12 item 12): a valid 0-image split loaded (then nan% accuracy)."""
+    """Regression: a valid 0-image split loaded (then nan% accuracy)."""
     make_mnist(tmp_path, n_test=0)
     with pytest.raises(nn.CorruptDataError, match="no images"):
         nn.MNIST.load(tmp_path, "test")
 
 
 def test_sst2_header_only(tmp_path) -> None:
-    """Regression (issue 12 item 12): a header-only SST-2 file loaded as 0 sentences."""
+    """Regression: a header-only SST-2 file loaded as 0 sentences."""
     write_sst2(tmp_path, "train", [])
     with pytest.raises(nn.CorruptDataError, match="no sentences"):
         nn.SST2.load(tmp_path, "train")
@@ -306,7 +306,7 @@ def test_sst2_header_only(tmp_path) -> None:
 
 @pytest.mark.parametrize("bad", ["nan", "inf", "-inf", "NaN", "1e999"])
 def test_glove_non_finite_values(tmp_path, bad) -> None:
-    """Regression (issue 12 item 12): nan/inf GloVe values were accepted."""
+    """Regression: nan/inf GloVe values were accepted."""
     line = glove_line("film", 0.2).split(" ")
     line[7] = bad
     write_glove(tmp_path, [glove_line("the", 0.1), " ".join(line)])
@@ -314,12 +314,12 @@ def test_glove_non_finite_values(tmp_path, bad) -> None:
         nn.GloVe.load(tmp_path)
 
 
-# ------------------------------------------------ issue 12, item 14: SST-2 line splitting
+# ------------------------------------------------------------------- SST-2 line splitting
 
 
 @pytest.mark.parametrize("odd", ["\x0c", "\u2028", "\x1c", "\x85", "\v"])
 def test_sst2_rows_split_on_newline_only(tmp_path, odd) -> None:
-    """Regression (issue 12 item 14): splitlines() broke rows holding \\x0c or U+2028."""
+    """Regression: splitlines() broke rows holding \\x0c or U+2028."""
     write_sst2(tmp_path, "dev", [f"a fine{odd}film .\t1", "dull\t0"])
     data = nn.SST2.load(tmp_path, "dev")
     assert data.labels.tolist() == [1, 0]
@@ -335,7 +335,7 @@ def test_sst2_windows_line_endings(tmp_path) -> None:
     assert data.labels.tolist() == [1, 0]
 
 
-# ---------------------------------------------- issue 22, item 9: GloVe trailing whitespace
+# ---------------------------------------------------------------- GloVe trailing whitespace
 
 
 @pytest.mark.parametrize("tail", [" ", "  ", "\t", " \r", " \t "])

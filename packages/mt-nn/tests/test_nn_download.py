@@ -94,7 +94,9 @@ def server() -> Iterator[tuple[str, Behaviour]]:
     """A local HTTP server: (base URL, behaviour)."""
     httpd = Server(("127.0.0.1", 0), Handler)
     httpd.behaviour = Behaviour()
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    # shutdown() waits for the loop's next poll: the default half second made each test
+    # that uses the server half a second slower.
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{httpd.server_address[1]}", httpd.behaviour

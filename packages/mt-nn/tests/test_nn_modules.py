@@ -85,7 +85,7 @@ def test_bad_layer_sizes_raise(make) -> None:
 )
 @pytest.mark.parametrize(("seed", "error"), [("x", TypeError), (1.5, TypeError), (-1, ValueError)])
 def test_a_bad_seed_is_named(name, make, seed, error) -> None:
-    # issue 22: a string seed reached numpy ("SeedSequence expects int or sequence of ints")
+    # Regression: a string seed reached numpy ("SeedSequence expects int or sequence of ints")
     with pytest.raises(error, match=rf"^{name}: seed must be"):
         make(seed)
 
@@ -140,7 +140,7 @@ def test_loss_errors() -> None:
     ("classes", "error"), [("x", TypeError), (2.0, TypeError), (0, ValueError)]
 )
 def test_one_hot_names_a_bad_class_count(classes, error) -> None:
-    # issue 22: one_hot([0, 1], 'x') ended in numpy's UFuncTypeError
+    # Regression: one_hot([0, 1], 'x') ended in numpy's UFuncTypeError
     with pytest.raises(error, match=r"^one_hot: classes must be"):
         nn.one_hot([0, 1], classes)
 
@@ -181,7 +181,7 @@ def test_a_small_conv_network_learns() -> None:
 
 
 def test_layers_use_the_default_backend() -> None:
-    """Issue 13 item 3: layers put their parameters where tensor()/rand() put tensors."""
+    """Layers put their parameters where tensor()/rand() put tensors."""
     from minitorch.tensor import default_backend, get_default_backend
 
     for layer in (nn.Linear(2, 3), nn.Conv1d(1, 2, 2), nn.Conv2d(1, 2, 2)):

@@ -133,7 +133,7 @@ def test_pool_errors(fn) -> None:
     x = from_numpy(np.ones((1, 1, 6, 6)), FastBackend)
     with pytest.raises(ValueError, match="must divide"):
         fn(x, (4, 4))
-    # issue 22: a (0, 2) kernel said "must divide"; it has a zero size
+    # Regression: a (0, 2) kernel said "must divide"; it has a zero size
     for zero in ((0, 2), (2, 0), (0, 0), (-1, 2)):
         with pytest.raises(ValueError, match=r"kernel \(-?\d, -?\d\) has a zero or negative size"):
             fn(x, zero)

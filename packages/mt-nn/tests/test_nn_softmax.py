@@ -210,7 +210,7 @@ def test_dropout_bad_rate_raises(rate) -> None:
 @pytest.mark.parametrize("rate", ["a", "0.5", None, [0.5], True, 0.5j])
 @pytest.mark.parametrize("ignore", [False, True])
 def test_dropout_non_numeric_rate_is_a_type_error_naming_rate(rate, ignore) -> None:
-    # issue 22: dropout(x, 'a') said "could not convert string to float"
+    # Regression: dropout(x, 'a') said "could not convert string to float"
     t = from_numpy(np.ones((2, 2)), FastBackend)
     with pytest.raises(
         TypeError, match=rf"^dropout rate must be a real number, got {type(rate).__name__}"

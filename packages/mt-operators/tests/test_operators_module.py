@@ -266,7 +266,7 @@ class _Value:
 
 @pytest.mark.task0_4
 def test_parameter_detaches_a_computed_value_so_it_becomes_a_leaf() -> None:
-    """Issue 13 item 4: ``Parameter(rand(3) * 2 - 1)`` used to stay a non-leaf."""
+    """Regression: ``Parameter(rand(3) * 2 - 1)`` used to stay a non-leaf."""
     computed = _Value(leaf=False)
     p = Parameter(computed)
     assert p.value is not computed

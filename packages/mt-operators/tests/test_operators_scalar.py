@@ -339,7 +339,7 @@ def test_math_catalogue_reductions():
 @pytest.mark.task0_2
 @pytest.mark.parametrize("x", [1e-200, -1e-200, 5e-324, 1e-160, 0.0])
 def test_inv_back_of_tiny_x_is_infinite_not_an_exception(x):
-    """Regression (issue 12 item 2): ``x * x`` underflows to 0; the answer is -inf * d."""
+    """Regression: ``x * x`` underflows to 0; the answer is -inf * d."""
     assert inv_back(x, 1.0) == -math.inf
     assert inv_back(x, -2.0) == math.inf
     if x * x == 0.0:

@@ -153,7 +153,7 @@ def test_from_numpy_converts_other_arrays():
 
 @pytest.mark.parametrize("value", [np.array(3.5), np.float64(3.5), np.array(2, dtype=np.int32)])
 def test_from_numpy_of_a_0d_array_is_0d_as_pytorch(value):
-    # issue 22: a 0-d array gave shape (1,) while zeros(()) gives (); torch.from_numpy gives ()
+    # Regression: a 0-d array gave shape (1,) while zeros(()) gives (); torch.from_numpy gives ()
     t = from_numpy(value, requires_grad=True)
     assert t.shape == ()
     assert t.dims == 0
@@ -382,7 +382,7 @@ def test_importing_minitorch_tensor_does_not_import_numba():
 
 @pytest.mark.parametrize(("a_shape", "out_shape"), [((2, 5), (5,)), ((3,), (2,)), ((2, 3), (1, 3))])
 def test_map_into_out_needs_the_input_to_broadcast_to_out(a_shape, out_shape):
-    """Regression (issue 12 item 7): map checked only that the shapes broadcast together."""
+    """Regression: map checked only that the shapes broadcast together."""
     with pytest.raises(IndexingError) as err:
         SimpleBackend.id_map(ones(a_shape), zeros(out_shape))
     assert str(a_shape) in str(err.value)
@@ -391,13 +391,13 @@ def test_map_into_out_needs_the_input_to_broadcast_to_out(a_shape, out_shape):
 
 @pytest.mark.parametrize("order", [(None, 0), (0.0, 1), (True, 0), ("1", "0")])
 def test_permute_with_non_int_entries_names_the_order(order):
-    """Regression (issue 12 item 13): ``permute(None, 0)`` raised sorted()'s TypeError."""
+    """Regression: ``permute(None, 0)`` raised sorted()'s TypeError."""
     with pytest.raises(IndexingError, match=r"not a permutation of \(0, 1\).*int"):
         zeros((2, 3)).permute(*order)
 
 
 def test_np_array_of_a_tensor_gives_its_values():
-    """Regression (issue 12 item 9): ``np.array(tensor)`` returned an empty array."""
+    """Regression: ``np.array(tensor)`` returned an empty array."""
     t = tensor([[1.0, 2.0], [3.0, 4.0]])
     np.testing.assert_array_equal(np.array(t), [[1.0, 2.0], [3.0, 4.0]])
     np.testing.assert_array_equal(np.asarray(t.permute(1, 0)), [[1.0, 3.0], [2.0, 4.0]])
@@ -416,7 +416,7 @@ SHAPE_MAKERS = [zeros, ones, rand]
 @pytest.mark.parametrize("make", SHAPE_MAKERS)
 @pytest.mark.parametrize("shape", [(2.9, 3), (True, 2), (2, False), 3.0, "3", (None,), ((2,),)])
 def test_non_integer_shapes_are_a_type_error(make, shape):
-    """Regression (issue 12 items 10, 13): floats were truncated, bools taken as sizes."""
+    """Regression: floats were truncated, bools taken as sizes."""
     with pytest.raises(TypeError, match=r"int"):
         make(shape)
 
@@ -430,21 +430,21 @@ def test_numpy_integer_sizes_are_accepted(make):
 
 @pytest.mark.parametrize("shape", [-5, (-1, 3), (2, -2)])
 def test_negative_sizes_raise_the_same_error_for_ints_and_tuples(shape):
-    """Regression (issue 12 item 13): ``zeros(-5)`` gave numpy's ValueError."""
+    """Regression: ``zeros(-5)`` gave numpy's ValueError."""
     with pytest.raises(IndexingError, match=r"negative size \(-\d\)"):
         zeros(shape)
 
 
 @pytest.mark.parametrize("shape", [(3.9, 2), (True, 6), (6.0,), ("6",)])
 def test_view_with_non_integer_sizes_is_a_type_error(shape):
-    """Regression (issue 12 item 10): ``view(3.9, 2)`` viewed as (3, 2)."""
+    """Regression: ``view(3.9, 2)`` viewed as (3, 2)."""
     with pytest.raises(TypeError, match=r"int"):
         zeros((2, 3)).view(*shape)
 
 
 @pytest.mark.parametrize("shape", [(-2, -3), (-2, 3), (6, -3)])
 def test_view_with_sizes_below_minus_one_says_so(shape):
-    """Regression (issue 12 item 13): the message said (-2, -3) had 6 elements."""
+    """Regression: the message said (-2, -3) had 6 elements."""
     with pytest.raises(IndexingError, match=r"non-negative, or -1"):
         zeros((2, 3)).view(*shape)
 
@@ -455,7 +455,7 @@ def test_view_accepts_numpy_integer_sizes():
 
 @pytest.mark.parametrize("key", [None, (None, 0), (0, None)])
 def test_newaxis_says_it_is_not_supported(key):
-    """``t[None]`` is a clear TypeError (slices and ``...`` are views: issue 13 item 4)."""
+    """``t[None]`` is a clear TypeError (slices and ``...`` are views)."""
     t = zeros((2, 3))
     with pytest.raises(TypeError, match="None \\(newaxis\\) is not supported"):
         t[key]
@@ -470,7 +470,7 @@ def test_non_integer_index_entries_are_an_indexing_error(key):
 
 
 def test_function_apply_without_a_tensor_argument_says_so():
-    """Regression (issue 12 item 13): ``Function.apply`` with no tensor raised IndexError."""
+    """Regression: ``Function.apply`` with no tensor raised IndexError."""
     from minitorch.tensor import Neg
 
     with pytest.raises(TypeError, match=r"Neg.apply needs at least one Tensor"):
@@ -486,7 +486,7 @@ def test_function_apply_without_a_tensor_argument_says_so():
     ],
 )
 def test_from_numpy_rejects_non_real_dtypes(array, kind):
-    """Regression (issue 12 item 12): complex input lost its imaginary part with a warning."""
+    """Regression: complex input lost its imaginary part with a warning."""
     with pytest.raises(TypeError, match=kind):
         from_numpy(array)
 

@@ -264,7 +264,7 @@ def test_grad_check_skips_points_without_a_derivative():
 
 
 def test_inv_backward_of_tiny_values_is_minus_inf():
-    """Regression (issue 12 item 2): the simple backend raised ZeroDivisionError."""
+    """Regression: the simple backend raised ZeroDivisionError."""
     x = tensor([1e-200, -1e-200, 2.0], requires_grad=True)
     (1.0 / x).sum().backward()
     assert x.grad is not None
@@ -275,7 +275,7 @@ def test_inv_backward_of_tiny_values_is_minus_inf():
     ("out_shape", "grad_shape"), [((2,), (3, 2)), ((5,), (2, 5)), ((2,), (3,)), ((2, 1), (2, 3))]
 )
 def test_backward_rejects_a_gradient_that_does_not_broadcast_to_the_output(out_shape, grad_shape):
-    """Regression (issue 12 item 7): a larger broadcast-compatible gradient was accepted."""
+    """Regression: a larger broadcast-compatible gradient was accepted."""
     x = zeros(out_shape, requires_grad=True)
     y = x * 1.0
     with pytest.raises(IndexingError) as err:
@@ -293,7 +293,7 @@ def test_backward_broadcasts_a_smaller_gradient_to_the_output():
 
 
 def test_writing_into_a_saved_leaf_is_caught_at_backward():
-    """Regression (issue 12 item 8): ``x[0] = 10`` after use gave [20, 6] instead of an error.
+    """Regression: ``x[0] = 10`` after use gave [20, 6] instead of an error.
 
     Outside ``no_grad`` the write itself raises (as PyTorch); under it, backward does.
     """
@@ -308,7 +308,7 @@ def test_writing_into_a_saved_leaf_is_caught_at_backward():
 
 
 def test_writing_into_a_saved_intermediate_is_caught_at_backward():
-    """Regression (issue 12 item 8): the same on an intermediate gave [4, 200]."""
+    """Regression: the same on an intermediate gave [4, 200]."""
     x = tensor([2.0, 3.0], requires_grad=True)
     h = x * 1.0
     y = (h * h).sum()

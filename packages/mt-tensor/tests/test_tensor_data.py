@@ -267,7 +267,7 @@ def test_check_dim_rejects_with_one_exception_type(dim):
     data=st.data(),
 )
 def test_negative_stride_is_named(shape, data):
-    # issue 22: TensorData([1., 2.], (2,), (-1,)) blamed the storage length
+    # Regression: TensorData([1., 2.], (2,), (-1,)) blamed the storage length
     dim = data.draw(st.integers(0, len(shape) - 1), label="dim")
     stride = data.draw(st.integers(-5, -1), label="stride")
     strides = list(strides_from_shape(tuple(shape)))

@@ -1,4 +1,4 @@
-"""One default backend (issue 13 item 3) and PyTorch's varargs shapes (item 4)."""
+"""One default backend, and PyTorch's varargs shapes."""
 
 from __future__ import annotations
 

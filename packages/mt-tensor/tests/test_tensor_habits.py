@@ -1,4 +1,4 @@
-"""PyTorch habits (issue 13 item 4): each checked against hand-computed values, and against
+"""PyTorch habits: each checked against hand-computed values, and against
 PyTorch itself where it is installed (the ``torch`` tests skip otherwise)."""
 
 from __future__ import annotations

@@ -191,8 +191,12 @@ def test_assign_writes_a_complete_starter(tmp_path):
     assert (out / "train_scalar.py").is_file()
     assert "python train_scalar.py --help" in readme
     for task in layer.task_ids:
-        assert f"`pytest -m {task}`" in readme
-        assert f"python -m pytest -m {task}" in workflow
+        if task == "task1_5":  # its tests are not in the starter: it trains as graded
+            assert f"`python -m mt_examples.graded {task}`" in readme
+            assert f"run: python -m mt_examples.graded {task}" in workflow
+        else:
+            assert f"`pytest -m {task}`" in readme
+            assert f"python -m pytest -m {task}" in workflow
 
 
 def test_assign_refuses_to_hand_out_a_solution(tmp_path, monkeypatch):

@@ -290,7 +290,7 @@ class Add(ScalarFunction):
 
     @staticmethod
     def backward(ctx: Context, d_output: float) -> tuple[float, float]:
-        """Both derivatives are 1."""
+        """The derivatives with respect to both inputs, times ``d_output``."""
         # BEGIN SOLUTION task1_3
         return d_output, d_output
         # END SOLUTION
@@ -309,7 +309,7 @@ class Mul(ScalarFunction):
 
     @staticmethod
     def backward(ctx: Context, d_output: float) -> tuple[float, float]:
-        """``d/dx = y``, ``d/dy = x``."""
+        """The derivatives with respect to both inputs, times ``d_output``."""
         # BEGIN SOLUTION task1_3
         a, b = ctx.saved_values
         return operators.mul(b, d_output), operators.mul(a, d_output)
@@ -329,7 +329,7 @@ class Inv(ScalarFunction):
 
     @staticmethod
     def backward(ctx: Context, d_output: float) -> float:
-        """``-d / x**2``."""
+        """The derivative of ``1/x``, times ``d_output``."""
         # BEGIN SOLUTION task1_3
         (a,) = ctx.saved_values
         return operators.inv_back(a, d_output)
@@ -348,7 +348,7 @@ class Neg(ScalarFunction):
 
     @staticmethod
     def backward(ctx: Context, d_output: float) -> float:
-        """``-d``."""
+        """The derivative of ``-x``, times ``d_output``."""
         # BEGIN SOLUTION task1_3
         return operators.neg(d_output)
         # END SOLUTION
@@ -368,7 +368,7 @@ class Sigmoid(ScalarFunction):
 
     @staticmethod
     def backward(ctx: Context, d_output: float) -> float:
-        """``d * s * (1 - s)`` from the saved output ``s``."""
+        """The derivative of the sigmoid, times ``d_output`` (from the saved output)."""
         # BEGIN SOLUTION task1_3
         s: float
         (s,) = ctx.saved_values
@@ -389,7 +389,7 @@ class ReLU(ScalarFunction):
 
     @staticmethod
     def backward(ctx: Context, d_output: float) -> float:
-        """``d`` where ``x > 0``, else 0."""
+        """The derivative of relu (0 at 0), times ``d_output``."""
         # BEGIN SOLUTION task1_3
         (a,) = ctx.saved_values
         return operators.relu_back(a, d_output)
@@ -443,7 +443,7 @@ class Log(ScalarFunction):
 
     @staticmethod
     def backward(ctx: Context, d_output: float) -> float:
-        """``d / x``."""
+        """The derivative of ``log``, times ``d_output``."""
         # BEGIN SOLUTION task1_3
         (a,) = ctx.saved_values
         return operators.log_back(a, d_output)
@@ -464,7 +464,7 @@ class Exp(ScalarFunction):
 
     @staticmethod
     def backward(ctx: Context, d_output: float) -> float:
-        """``d * e^x`` from the saved output."""
+        """The derivative of ``exp``, times ``d_output`` (from the saved output)."""
         # BEGIN SOLUTION task1_3
         (out,) = ctx.saved_values
         return operators.mul(out, d_output)

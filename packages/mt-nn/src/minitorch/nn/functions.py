@@ -165,7 +165,7 @@ class Avgpool2dFun(Function):
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> Tensor:
-        """Each input of a window gets ``grad / (kh * kw)``: the product with the transpose."""
+        """The gradient of each input of a window."""
         # BEGIN SOLUTION task4_3
         shape, matrix = ctx.saved_values
         rows = grad_output.size // grad_output.shape[-1] if grad_output.size else 0
@@ -181,7 +181,7 @@ class Maxpool2dFun(Function):
 
     @staticmethod
     def forward(ctx: Context, input: Tensor, kh: int, kw: int) -> Tensor:
-        """Max of each window (two reductions over a view of the input)."""
+        """Max of each window."""
         # BEGIN SOLUTION task4_3
         f = input.backend
         windows = _windows(input, kh, kw)
@@ -290,7 +290,7 @@ class SoftmaxFun(Function):
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> Tensor:
-        """``s * (g - sum(g * s, dim))``."""
+        """The gradient of the input (from the saved output)."""
         # BEGIN SOLUTION task4_4
         s, dim = ctx.saved_values
         f = s.backend
@@ -319,7 +319,7 @@ class LogSoftmaxFun(Function):
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> Tensor:
-        """``g - softmax * sum(g, dim)``."""
+        """The gradient of the input (from the saved output)."""
         # BEGIN SOLUTION task4_4
         out, dim = ctx.saved_values
         f = out.backend
@@ -349,7 +349,7 @@ class DropoutFun(Function):
 
     @staticmethod
     def forward(ctx: Context, a: Tensor, mask: npt.NDArray[np.float64]) -> Tensor:
-        """``a * mask``."""
+        """The input with the dropped elements zeroed and the rest scaled."""
         # BEGIN SOLUTION task4_4
         m = from_numpy(mask, backend=a.backend)
         ctx.save_for_backward(m)
@@ -358,7 +358,7 @@ class DropoutFun(Function):
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> Tensor:
-        """``g * mask``."""
+        """The gradient of the input."""
         # BEGIN SOLUTION task4_4
         (m,) = ctx.saved_values
         return grad_output.backend.mul_zip(grad_output, m)

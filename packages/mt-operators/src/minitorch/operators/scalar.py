@@ -95,7 +95,7 @@ def is_close(x: float, y: float) -> float:
 def sigmoid(x: float) -> float:
     r"""Return the logistic function :math:`\sigma(x) = 1 / (1 + e^{-x})`.
 
-    Computed as :math:`e^x / (1 + e^x)` for negative ``x`` so that it never overflows.
+    It never overflows: every finite ``x`` gives a value in ``[0, 1]``.
     """
     # BEGIN SOLUTION task0_1
     if x >= 0.0:
@@ -153,7 +153,7 @@ def inv(x: float) -> float:
 
 
 def log_back(x: float, d: float) -> float:
-    r"""Return ``d * d/dx log(x) = d / x``."""
+    r"""Return ``d`` times the derivative of ``log`` at ``x``."""
     # BEGIN SOLUTION task0_1
     if x == 0.0:
         return math.copysign(math.inf, x) * d
@@ -162,9 +162,9 @@ def log_back(x: float, d: float) -> float:
 
 
 def inv_back(x: float, d: float) -> float:
-    r"""Return ``d * d/dx (1/x) = -d / x**2``.
+    r"""Return ``d`` times the derivative of ``1/x`` at ``x``.
 
-    Where ``x * x`` underflows to 0 (``x`` = 0 or tiny) the result is ``-d * inf`` as IEEE
+    Where that derivative overflows (``x`` = 0 or tiny) the result is ``-d * inf`` as IEEE
     division gives (and Numba and PyTorch): ``-inf`` for ``d > 0``, NaN for ``d = 0``.
     """
     # BEGIN SOLUTION task0_1
@@ -176,14 +176,14 @@ def inv_back(x: float, d: float) -> float:
 
 
 def relu_back(x: float, d: float) -> float:
-    """Return ``d`` if ``x > 0`` else 0.0 (the derivative of relu is 0 at 0, as in PyTorch)."""
+    """Return ``d`` times the derivative of ``relu`` at ``x`` (taken as 0 at 0, as PyTorch)."""
     # BEGIN SOLUTION task0_1
     return d if x > 0.0 else 0.0
     # END SOLUTION
 
 
 def sigmoid_back(x: float, d: float) -> float:
-    r"""Return ``d * sigma(x) * (1 - sigma(x))``."""
+    r"""Return ``d`` times the derivative of ``sigmoid`` at ``x``."""
     # BEGIN SOLUTION task0_1
     if x >= 0.0:
         s = 1.0 / (1.0 + math.exp(-x))

@@ -216,7 +216,7 @@ class Neg(Function):
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> Tensor:
-        """``-g``."""
+        """The gradient of the input."""
         # BEGIN SOLUTION task2_4
         return grad_output.backend.neg_map(grad_output)
         # END SOLUTION
@@ -237,7 +237,7 @@ class Inv(Function):
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> Tensor:
-        """``-g / a**2``."""
+        """The gradient of the input."""
         # BEGIN SOLUTION task2_4
         a: Tensor
         (a,) = ctx.saved_values
@@ -259,7 +259,7 @@ class Add(Function):
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> tuple[Tensor, Tensor]:
-        """``g``, ``g``."""
+        """The gradients of both inputs."""
         # BEGIN SOLUTION task2_4
         return grad_output, grad_output
         # END SOLUTION
@@ -280,7 +280,7 @@ class Mul(Function):
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> tuple[Tensor, Tensor]:
-        """``g * b``, ``g * a``."""
+        """The gradients of both inputs."""
         # BEGIN SOLUTION task2_4
         a, b = ctx.saved_values
         f = grad_output.backend
@@ -303,7 +303,7 @@ class Sigmoid(Function):
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> Tensor:
-        """``g * s * (1 - s)``."""
+        """The gradient of the input (from the saved output)."""
         # BEGIN SOLUTION task2_4
         a: Tensor
         (a,) = ctx.saved_values
@@ -326,7 +326,7 @@ class ReLU(Function):
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> Tensor:
-        """``g`` where ``a > 0``."""
+        """The gradient of the input (the derivative is taken as 0 at 0, as PyTorch)."""
         # BEGIN SOLUTION task2_4
         a: Tensor
         (a,) = ctx.saved_values
@@ -349,7 +349,7 @@ class Log(Function):
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> Tensor:
-        """``g / a``."""
+        """The gradient of the input."""
         # BEGIN SOLUTION task2_4
         a: Tensor
         (a,) = ctx.saved_values
@@ -373,7 +373,7 @@ class Exp(Function):
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> Tensor:
-        """``g * exp(a)``."""
+        """The gradient of the input."""
         # BEGIN SOLUTION task2_4
         out: Tensor
         (out,) = ctx.saved_values
@@ -576,7 +576,7 @@ class Permute(Function):
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> Tensor:
-        """Permute back with the inverse order."""
+        """The gradient of the input, in the input's order of dimensions."""
         # BEGIN SOLUTION task2_4
         (order,) = ctx.saved_values
         inverse = tuple(sorted(range(len(order)), key=lambda i: order[i]))

@@ -64,7 +64,7 @@ UserStrides: TypeAlias = Sequence[int]
 
 
 def index_to_position(index: Index, strides: Strides) -> int:
-    """Return the storage position of ``index``: ``sum(index[i] * strides[i])``."""
+    """Return the position in storage of the element at ``index``, given ``strides``."""
     # BEGIN SOLUTION task2_1
     position = 0
     for i in range(len(index)):

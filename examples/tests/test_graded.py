@@ -1,0 +1,57 @@
+"""``mt_examples.graded``: the graded settings of the toy training tasks and their command."""
+
+from __future__ import annotations
+
+import pytest
+from mt_examples import graded, train_scalar, train_tensor
+
+pytestmark = pytest.mark.task2_5
+
+
+def test_every_task_trains_on_the_graded_points_with_its_options() -> None:
+    for task in graded.TASKS.values():
+        argv = task.argv("xor")
+        assert argv[:6] == ["--dataset", "xor", "--points", "50", "--seed", "0"]
+        assert argv[6:] == list(task.options)
+        assert "--epochs 7" in " ".join(task.argv("xor", epochs=7))
+        assert graded.command(task, "xor").startswith(f"python {task.script}.py --dataset xor")
+
+
+def test_a_score_passes_at_the_threshold_and_not_below() -> None:
+    assert graded.Score("xor", 45, 50).passed
+    assert not graded.Score("xor", 44, 50).passed
+    assert "44 of 50 points correctly (88%); at least 90% is needed: FAIL" in (
+        graded.Score("xor", 44, 50).message
+    )
+
+
+def test_score_counts_the_points_in_their_class() -> None:
+    every_one = graded.score("xor", lambda points: [True] * len(points))
+    every_zero = graded.score("xor", lambda points: [False] * len(points))
+    assert every_one.total == every_zero.total == graded.POINTS
+    assert every_one.correct + every_zero.correct == graded.POINTS
+    with pytest.raises(ValueError, match="1 labels for 50 points"):
+        graded.score("xor", lambda points: [True])
+
+
+@pytest.mark.parametrize(("name", "script"), [("task1_5", train_scalar), ("task2_5", train_tensor)])
+def test_a_trained_network_is_scored_like_its_own_final_accuracy(name, script) -> None:
+    task = graded.TASKS[name]
+    result = graded.train(task, script, "simple", epochs=3)
+    got = graded.score("simple", graded.labels(task, result.model))
+    assert got.correct == round(result.final_accuracy * got.total)
+
+
+def test_main_prints_each_score_and_exits_1_below_the_threshold(capsys) -> None:
+    assert graded.main(["task1_5", "--dataset", "split", "--epochs", "1"]) == 1
+    out = capsys.readouterr().out
+    assert "$ python train_scalar.py --dataset split --points 50 --seed 0" in out
+    assert "split: the trained network labels" in out
+    assert "(trained 1 epochs, not the graded number)" in out
+
+
+def test_main_refuses_an_unknown_task_and_a_bad_epoch_count() -> None:
+    with pytest.raises(SystemExit):
+        graded.main(["task9_9"])
+    with pytest.raises(SystemExit):
+        graded.main(["task1_5", "--epochs", "0"])
