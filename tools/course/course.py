@@ -337,6 +337,14 @@ def _task_places(layer: Layer, cal: Calendar) -> dict[str, dict[str, list[str]]]
     return places
 
 
+def _tasks_phrase(tasks: list[str]) -> str:
+    """``task 2.1`` or ``tasks 2.1, 2.2 and 2.3``."""
+    numbers = [task_number(t) for t in tasks]
+    if len(numbers) == 1:
+        return f"task {numbers[0]}"
+    return f"tasks {', '.join(numbers[:-1])} and {numbers[-1]}"
+
+
 def _task_section(
     layer: Layer, cal: Calendar, task: Task, places: dict[str, list[str]], guide: str
 ) -> str:
@@ -353,6 +361,17 @@ def _task_section(
         run = "its network is graded by training it (see Training below)"
     else:
         run = f"train it as the grader does with `{command}` (see Training below)"
+    if training:
+        points = (
+            f"Points: all {task.points:g} once every graded run reaches its threshold (no "
+            "hidden tests; see Grading)."
+        )
+    else:
+        points = (
+            f"Points: up to {public:g} from the public tests you have, "
+            f"{task.points - public:g} more once every test passes, the hidden ones too (see "
+            "Grading)."
+        )
     used = [t for t in (layer.uses or {}).get(task.id, ()) if t != task.id]
     if training:
         needs = (
@@ -361,7 +380,7 @@ def _task_section(
         )
     elif used:
         needs = (
-            f"Its tests also run the code of task {', '.join(task_number(t) for t in used)}: "
+            f"Its tests also run the code of {_tasks_phrase(used)}: "
             "they fail until that is written too. The grader fills in the other tasks with "
             "the course's solution, so this task is graded on its own code.\n\n"
         )
@@ -369,15 +388,13 @@ def _task_section(
         needs = "Its tests run only its own code (and the lower layers').\n\n"
     else:
         needs = ""
-    link = f"The guide: <{guide}modules/{layer.name}/>.\n\n" if guide else ""
+    link = f"The guide's section: <{guide}modules/{layer.name}/#{task.id}>.\n\n" if guide else ""
     return (
         f"### Task {task_number(task.id)}: {task.title} ({task.points:g} points)\n\n"
         f'Write (each place raises `NotImplementedError("Task {task_number(task.id)}: '
         '...")`):\n\n'
         f"{write}\n"
-        f"Then {run}. Points: up to {public:g} from the public tests you have, "
-        f"{task.points - public:g} more once every test passes, the hidden ones too (see "
-        "Grading).\n\n"
+        f"Then {run}. {points}\n\n"
         f"{needs}{link}"
     )
 

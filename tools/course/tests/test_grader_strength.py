@@ -262,6 +262,18 @@ def test_readme_says_per_task_where_what_needs_points_and_the_guide(tmp_path):
     assert "- `src/minitorch/operators/functional.py`: `map.apply`, " in readme
     assert "Its tests also run the code of task 0.1" in readme
     assert "<https://x.github.io/mt/modules/operators/>" in readme
+    assert "section: <https://x.github.io/mt/modules/operators/#task0_3>" in readme
     assert f"up to {10 * PUBLIC_PART:g} from the public tests" in readme
     assert "share    = task points / number of functions" in readme
     assert "issue" not in readme.lower()
+
+
+def test_readme_of_a_training_task_gives_its_command_and_all_or_partial_points(tmp_path):
+    assign("autodiff", tmp_path / "s", cal=CAL, wheels=False)
+    readme = (tmp_path / "s/README.md").read_text()
+    section = readme.split("### Task 1.5: ")[1].split("### ")[0]
+    assert "train it as the grader does with `python -m mt_examples.graded task1_5`" in section
+    assert "Points: all 10 once every graded run reaches its threshold" in section
+    assert "hidden ones too" not in section
+    task_1_4 = readme.split("### Task 1.4: ")[1].split("### ")[0]
+    assert "Its tests also run the code of tasks 1.1, 1.2 and 1.3: " in task_1_4
