@@ -6,7 +6,8 @@ Each program is written once, against a thin adapter (``lib.tensor``, ``lib.no_g
 The record made under PyTorch is the expected one; MiniTorch must make the same on every
 backend (simple, fast, and CUDA when mt-cuda runs here, on a GPU or the simulator).
 
-Run them with pytest on this file (PyTorch needed: without it the module skips). A program's record is also the output of
+Run them with pytest on this file (PyTorch needed: without it the module skips). A
+program's record is also the output of
 ``run(program, TorchLib())`` / ``run(program, MiniLib(backend))``, to read side by side.
 """
 
