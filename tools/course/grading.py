@@ -412,13 +412,15 @@ def _function_scores(
     one that called none of them (the student renamed it, or Numba ran it) to all. Each
     function with tests gets an equal share: ``PUBLIC_PART`` of it in proportion to its
     public tests that pass, the rest only if all its tests pass (public and hidden; all of
-    the share if it has no public test). One failing test of a function thus costs more
+    the share if it has no public test) and one of them ran it. One failing test of a function thus costs more
     than half of that function's share, however many other tests pass.
     """
     names = functions or ["(the task)"]
     mine: dict[str, list[dict[str, Any]]] = {n: [] for n in names}
+    ran: set[str] = set()
     for r in tests:
         called = [n for n in r.get("functions", []) if n in mine]
+        ran.update(called)
         for n in called or names:
             mine[n].append(r)
     graded = [n for n in names if mine[n]]
@@ -427,7 +429,9 @@ def _function_scores(
     for n in graded:
         public = [r for r in mine[n] if not r["nodeid"].startswith("hidden/")]
         passed_public = sum(r["outcome"] == "passed" for r in public)
-        every = all(r["outcome"] == "passed" for r in mine[n])
+        # Its verdict needs a test that ran it: a function no test reached (a stub that
+        # raised before it, or an earlier failure) has shown nothing yet.
+        every = all(r["outcome"] == "passed" for r in mine[n]) and (n in ran or not functions)
         part = PUBLIC_PART * share if public else 0.0
         out.append(
             {

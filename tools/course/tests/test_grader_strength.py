@@ -78,6 +78,13 @@ def test_a_test_that_ran_no_function_of_the_task_grades_them_all():
     assert total(entries(tests)) == pytest.approx(5 * PUBLIC_PART / 2)
 
 
+def test_a_function_no_test_reached_earns_no_verdict():
+    # g's stub is never reached (f's raised first in every test that would call g): the
+    # passing tests that ran neither earn g's public part, not its verdict.
+    tests = [record("tests/t.py::test_a"), record("tests/t.py::test_b", "failed", ["f"])]
+    assert total(entries(tests)) == pytest.approx(5 * PUBLIC_PART / 2 + 5 * PUBLIC_PART)
+
+
 def test_the_right_solution_gets_every_point_and_hidden_tests_a_real_share():
     tests = [
         record("tests/t.py::test_f", functions=["f"]),
