@@ -412,8 +412,9 @@ def _function_scores(
     one that called none of them (the student renamed it, or Numba ran it) to all. Each
     function with tests gets an equal share: ``PUBLIC_PART`` of it in proportion to its
     public tests that pass, the rest only if all its tests pass (public and hidden; all of
-    the share if it has no public test) and one of them ran it. One failing test of a function thus costs more
-    than half of that function's share, however many other tests pass.
+    the share if it has no public test) and one of them ran it. One failing test of a
+    function thus costs more than half of that function's share, however many other tests
+    pass.
     """
     names = functions or ["(the task)"]
     mine: dict[str, list[dict[str, Any]]] = {n: [] for n in names}
