@@ -431,8 +431,9 @@ def _function_scores(
         public = [r for r in mine[n] if not r["nodeid"].startswith("hidden/")]
         passed_public = sum(r["outcome"] == "passed" for r in public)
         # Its verdict needs a test that ran it: a function no test reached (a stub that
-        # raised before it, or an earlier failure) has shown nothing yet.
-        every = all(r["outcome"] == "passed" for r in mine[n]) and (n in ran or not functions)
+        # raised before it, or an earlier failure) has shown nothing yet. Where the probe
+        # saw no function of the task at all (Numba-compiled kernels), none can be told.
+        every = all(r["outcome"] == "passed" for r in mine[n]) and (n in ran or not ran)
         part = PUBLIC_PART * share if public else 0.0
         out.append(
             {

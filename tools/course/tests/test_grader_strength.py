@@ -85,6 +85,12 @@ def test_a_function_no_test_reached_earns_no_verdict():
     assert total(entries(tests)) == pytest.approx(5 * PUBLIC_PART / 2 + 5 * PUBLIC_PART)
 
 
+def test_where_no_function_is_ever_seen_the_tests_grade_them_all():
+    # Numba-compiled kernels: the probe sees no function of the task in any test.
+    tests = [record("tests/t.py::test_a"), record("hidden/t.py::test_b")]
+    assert total(entries(tests)) == 10
+
+
 def test_the_right_solution_gets_every_point_and_hidden_tests_a_real_share():
     tests = [
         record("tests/t.py::test_f", functions=["f"]),
