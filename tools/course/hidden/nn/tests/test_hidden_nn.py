@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import minitorch.nn as nn
-from minitorch.tensor import from_numpy, grad_check
+from minitorch.tensor import SimpleBackend, from_numpy, grad_check
 
 seeds = st.integers(0, 2**16)
 
@@ -76,3 +76,113 @@ def test_softmax_logsoftmax_and_max_match_numpy(dim, seed):
 def test_softmax_gradient_matches_central_differences():
     x = from_numpy(np.random.default_rng(5).standard_normal((2, 3)))
     grad_check(lambda t: nn.softmax(t, 1) * from_numpy(np.arange(6.0).reshape(2, 3)), x)
+
+
+def _shifted_window(x, di, dj):
+    """``x[b, c, y + di, x + dj]`` at ``[b, c, y, x]``, zero where that is outside ``x``."""
+    _, _, height, width = x.shape
+    pad_h, pad_w = abs(di), abs(dj)
+    padded = np.pad(x, ((0, 0), (0, 0), (pad_h, pad_h), (pad_w, pad_w)))
+    return padded[:, :, pad_h + di : pad_h + di + height, pad_w + dj : pad_w + dj + width]
+
+
+def _conv2d_reference(x, w, bias, reverse):
+    """The course's 2-D convolution: anchored top left (bottom right if ``reverse``)."""
+    step = -1 if reverse else 1
+    out = np.zeros((x.shape[0], w.shape[0], *x.shape[2:])) + bias[None, :, None, None]
+    for i in range(w.shape[2]):
+        for j in range(w.shape[3]):
+            window = _shifted_window(x, step * i, step * j)
+            out += np.einsum("bchw,oc->bohw", window, w[:, :, i, j])
+    return out
+
+
+def _conv2d_weight_grad_reference(grad, x, kernel, reverse):
+    """``grad_w[o, c, i, j] = sum_{b, y, x} grad[b, o, y, x] * x[b, c, y +- i, x +- j]``."""
+    step = -1 if reverse else 1
+    out = np.zeros((grad.shape[1], x.shape[1], *kernel))
+    for i in range(kernel[0]):
+        for j in range(kernel[1]):
+            window = _shifted_window(x, step * i, step * j)
+            out[:, :, i, j] = np.einsum("bohw,bchw->oc", grad, window)
+    return out
+
+
+@pytest.mark.task4_1
+@pytest.mark.parametrize("reverse", [False, True])
+def test_conv2d_values_on_a_non_square_batch_with_bias(reverse):
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((2, 2, 4, 5))
+    w = rng.standard_normal((3, 2, 2, 3))
+    bias = rng.standard_normal(3)
+    out = nn.conv2d(
+        from_numpy(x, SimpleBackend),
+        from_numpy(w, SimpleBackend),
+        from_numpy(bias, SimpleBackend),
+        reverse=reverse,
+    )
+    np.testing.assert_allclose(out.to_numpy(), _conv2d_reference(x, w, bias, reverse), atol=1e-10)
+
+
+@pytest.mark.task4_1
+@pytest.mark.parametrize("reverse", [False, True])
+def test_conv2d_weight_gradient_sums_over_the_batch_and_each_output_channel(reverse):
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((2, 2, 4, 5))
+    w = rng.standard_normal((3, 2, 2, 3))
+    grad = rng.standard_normal((2, 3, 4, 5))
+    mw = from_numpy(w, SimpleBackend).requires_grad_(True)
+    out = nn.conv2d(from_numpy(x, SimpleBackend), mw, reverse=reverse)
+    out.backward(from_numpy(grad, SimpleBackend))
+    expected = _conv2d_weight_grad_reference(grad, x, w.shape[2:], reverse)
+    np.testing.assert_allclose(mw.grad.to_numpy(), expected, atol=1e-10)
+
+
+@pytest.mark.task4_3
+@pytest.mark.parametrize(("shape", "kernel"), [((2, 3, 6, 4), (2, 2)), ((1, 2, 6, 6), (3, 2))])
+def test_avgpool_gradient_when_the_output_is_not_square(shape, kernel):
+    kh, kw = kernel
+    rng = np.random.default_rng(13)
+    x = from_numpy(rng.standard_normal(shape), SimpleBackend).requires_grad_(True)
+    out = nn.avgpool2d(x, kernel)
+    grad = rng.standard_normal(out.shape)
+    out.backward(from_numpy(grad, SimpleBackend))
+    expected = np.repeat(np.repeat(grad, kh, axis=2), kw, axis=3) / (kh * kw)
+    np.testing.assert_allclose(x.grad.to_numpy(), expected, atol=1e-12)
+
+
+@pytest.mark.task4_3
+def test_avgpool_of_an_empty_batch_and_its_gradient():
+    x = from_numpy(np.zeros((0, 2, 4, 6)), SimpleBackend).requires_grad_(True)
+    out = nn.avgpool2d(x, (2, 3))
+    assert out.shape == (0, 2, 2, 2)
+    out.backward(from_numpy(np.zeros((0, 2, 2, 2)), SimpleBackend))
+    assert x.grad.shape == (0, 2, 4, 6)
+
+
+@pytest.mark.task4_3
+def test_maxpool_gradient_splits_among_ties_per_batch_and_channel():
+    rng = np.random.default_rng(14)
+    kh, kw = 2, 3
+    x = rng.integers(0, 3, size=(2, 3, 4, 9)).astype(float)  # few values: many tied maxima
+    mx = from_numpy(x, SimpleBackend).requires_grad_(True)
+    out = nn.maxpool2d(mx, (kh, kw))
+    grad = rng.standard_normal(out.shape)
+    out.backward(from_numpy(grad, SimpleBackend))
+    windows = x.reshape(2, 3, 2, kh, 3, kw)
+    mask = windows == windows.max(axis=(3, 5), keepdims=True)
+    share = grad[:, :, :, None, :, None] / mask.sum(axis=(3, 5), keepdims=True)
+    np.testing.assert_allclose(mx.grad.to_numpy(), (mask * share).reshape(x.shape), atol=1e-12)
+
+
+@pytest.mark.task4_4
+@pytest.mark.parametrize("dim", [0, 1])
+def test_max_over_a_dim_shares_the_gradient_among_tied_maxima(dim):
+    x = np.array([[1.0, 3.0, 3.0, 0.0], [2.0, 2.0, -1.0, 2.0], [2.0, 3.0, 3.0, 0.0]])
+    mx = from_numpy(x, SimpleBackend).requires_grad_(True)
+    out = nn.max(mx, dim)
+    grad = np.arange(1.0, out.size + 1).reshape(out.shape)
+    out.backward(from_numpy(grad, SimpleBackend))
+    mask = x == x.max(axis=dim, keepdims=True)
+    expected = mask * grad / mask.sum(axis=dim, keepdims=True)
+    np.testing.assert_allclose(mx.grad.to_numpy(), expected, atol=1e-12)
