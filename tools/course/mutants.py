@@ -318,7 +318,7 @@ def run_mutants(
     its function's share (the score formula should make that impossible).
     """
     from config import load_calendar
-    from course import CourseError, grade_spec, grading_env, scan_blocks
+    from course import CourseError, _write_helpers, grade_spec, grading_env, scan_blocks
     from grading import _function_scores, function_spans, grade_task, register
 
     cal = load_calendar()
@@ -354,6 +354,10 @@ def run_mutants(
         say(f"{layer.name}: grading environment built in {time.perf_counter() - t0:.0f}s")
         solution_code = root / "solution-code"
         shutil.copytree(layer.src, solution_code / "minitorch" / layer.name)
+        if spec.training_tasks:
+            # The training tests import the course's helpers (mt_examples.graded) when they
+            # are collected, whichever task runs: a submission has them beside its package.
+            _write_helpers(solution_code / "mt_examples")
         register(solution_code, spec)
         n = 0
         summary: list[str] = []
@@ -375,6 +379,9 @@ def run_mutants(
             )
             if got != points:
                 say("  the solution does not get full marks: no mutant is graded")
+                for e in entries:
+                    if e["score"] != e["max_score"]:
+                        say("  " + e["output"][:1500].replace("\n", "\n  "))
                 status = 1
                 continue
             base_tests = [
