@@ -46,3 +46,16 @@ def test_batched_matmul_with_broadcast_batch_matches_numpy(batch, n, m, p, seed)
     # A transposed (non-contiguous) right operand.
     bt = _plain(np.ascontiguousarray(b_np.T)).permute(1, 0)
     np.testing.assert_allclose((_plain(a_np) @ bt).to_numpy(), a_np @ b_np, rtol=1e-9, atol=1e-12)
+
+
+def _fold_ten(acc, x):
+    return 10.0 * acc + x
+
+
+@pytest.mark.task3_1
+def test_reduce_folds_from_the_start_value_in_order():
+    # ``fn(acc, x)``, left to right: a fold that is not commutative tells the order apart.
+    a = _plain(np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]))
+    fold = PlainFastBackend.ops.reduce(_fold_ten, 0.0)
+    np.testing.assert_array_equal(fold(a, 1).to_numpy(), [[123.0], [456.0]])
+    np.testing.assert_array_equal(fold(a.permute(1, 0), 1).to_numpy(), [[14.0], [25.0], [36.0]])
