@@ -211,7 +211,7 @@ def test_train_mnist_out_dir_that_is_a_file_fails_before_training(
 def test_train_mnist_checks_checkpoint_options_before_training(
     mnist_dir, tmp_path, monkeypatch, option, message
 ) -> None:
-    # issue 22: --checkpoint ck.pt trained and evaluated a whole epoch before it was refused
+    # Regression: --checkpoint ck.pt trained and evaluated a whole epoch before it was refused
     monkeypatch.setattr(train_mnist.MNIST, "load", lambda *a: pytest.fail("loaded the data"))
     monkeypatch.chdir(tmp_path)
     argv = ["--data-dir", str(mnist_dir), "--out-dir", str(tmp_path), "--no-progress"]

@@ -266,7 +266,7 @@ def test_profile_prints_where_the_time_goes(capsys: pytest.CaptureFixture[str]) 
 def test_no_progress_bar_when_stderr_is_not_a_terminal(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # issue 22: in a log file or pipe the bar's carriage returns interleaved with the lines
+    # Regression: in a log file or pipe the bar's carriage returns interleaved with the lines
     pytest.importorskip("tqdm")
     log = io.StringIO()  # not a terminal, like a CI log
     monkeypatch.setattr(sys, "stderr", log)
@@ -296,7 +296,7 @@ def test_progress_bar_is_shown_on_a_terminal(monkeypatch: pytest.MonkeyPatch) ->
 def test_epoch_lines_and_the_summary_say_when_they_measure(
     script: ModuleType, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # issue 22: the last epoch line (94.0%) and the final line (92.0%) disagreed unexplained:
+    # Regression: the last epoch line (94.0%) and the final line (92.0%) disagreed unexplained:
     # an epoch line measures the model before that epoch's step, the summary after the last
     argv = "--dataset xor --points 20 --hidden 3 --epochs 6 --log-every 1 --no-progress"
     result = script.main(argv.split())
