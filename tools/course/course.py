@@ -1025,7 +1025,7 @@ def check(
     return problems
 
 
-# An internal reference a starter must not ship: "issue 22", "Issue #13", "(#22)", "GH-5".
+# An internal reference a starter must not ship: the word "issue" and a number, "#13", "GH-5".
 _ISSUE_REF = re.compile(r"(?i)\b(?:issues?|gh)\s*[#-]?\s*\d+\b|\(#\d+\)")
 _TEXT_SUFFIXES = {".py", ".md", ".toml", ".yml", ".yaml", ".txt", ".cfg", ".ini", ".json"}
 
