@@ -1,13 +1,17 @@
-"""How the course grades the networks of the toy training tasks (1.5, 2.5 and 3.5).
+"""How the course grades the networks of the training tasks (1.5, 2.5, 3.5 and 4.5).
 
-Grading trains your network with the task's training script and options on each of the
-``DATASETS`` (``POINTS`` points, seed ``SEED``), then counts the points the trained network
-labels correctly: at least ``THRESHOLD`` of them on every dataset. The course's grading
-tests import this module, so what runs here is what grading runs::
+The toy tasks (1.5, 2.5, 3.5): grading trains your network with the task's training script
+and options on each of the ``DATASETS`` (``POINTS`` points, seed ``SEED``), then counts the
+points the trained network labels correctly: at least ``THRESHOLD`` of them on every
+dataset. Task 4.5 (``NETWORKS``): grading trains each network with its script on the first
+items of the real data (``subset.GRADED``) and measures its accuracy on the held-out
+images or sentences against the network's threshold. The course's grading tests import
+this module, so what runs here is what grading runs::
 
     python -m mt_examples.graded task2_5                    # as graded: every dataset
     python -m mt_examples.graded task2_5 --dataset xor      # one dataset
     python -m mt_examples.graded task2_5 --epochs 5         # a quick try (not as graded)
+    python -m mt_examples.graded task4_5 --dataset mnist    # the data as --download fetched it
 
 Run it from the folder that holds ``mt_examples/``. It prints each dataset's accuracy
 against the threshold and exits with status 0 when every dataset passes, else 1.
@@ -17,25 +21,34 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import sys
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 __all__ = [
     "DATASETS",
+    "NETWORKS",
     "POINTS",
     "SEED",
     "TASKS",
     "THRESHOLD",
     "Score",
+    "Network",
     "ToyTask",
     "command",
     "labels",
     "main",
+    "mnist_score",
     "score",
+    "score_network",
+    "sentiment_score",
     "train",
+    "train_network",
 ]
 
 #: The fraction of the points a trained network must label correctly, on every dataset.
@@ -79,20 +92,22 @@ class Score:
     dataset: str
     correct: int
     total: int
+    threshold: float = THRESHOLD
+    items: str = "points"
 
     @property
     def passed(self) -> bool:
-        """Whether the network reaches ``THRESHOLD``."""
-        return self.correct >= THRESHOLD * self.total
+        """Whether the network reaches ``threshold``."""
+        return self.correct >= self.threshold * self.total
 
     @property
     def message(self) -> str:
         """One line: the accuracy against the threshold."""
         verdict = "pass" if self.passed else "FAIL"
         return (
-            f"{self.dataset}: the trained network labels {self.correct} of {self.total} points "
-            f"correctly ({self.correct / self.total:.0%}); at least {THRESHOLD:.0%} is needed: "
-            f"{verdict}"
+            f"{self.dataset}: the trained network labels {self.correct} of {self.total} "
+            f"{self.items} correctly ({self.correct / self.total:.1%}); at least "
+            f"{self.threshold:.0%} is needed: {verdict}"
         )
 
 
@@ -140,18 +155,169 @@ def score(dataset: str, label: Callable[[list[list[float]]], list[bool]]) -> Sco
     return Score(dataset, correct, data.N)
 
 
+@dataclass(frozen=True)
+class Network:
+    """A network of task 4.5: its script, graded options and the accuracy it must reach."""
+
+    dataset: str  # the name of its data (``mnist``, ``sst2``)
+    script: str
+    options: tuple[str, ...]
+    threshold: float
+
+    def argv(self, data_dir: Path, out_dir: Path, epochs: int | None = None) -> list[str]:
+        """The script's command line on the subset in ``data_dir`` (``epochs``: shorter)."""
+        options = list(self.options)
+        if epochs is not None:
+            options[options.index("--epochs") + 1] = str(epochs)
+        out = ["--out-dir", str(out_dir)] if self.dataset == "mnist" else []
+        return ["--data-dir", str(data_dir), *options, *out]
+
+
+NETWORKS = {
+    "task4_5": (
+        Network("mnist", "train_mnist", ("--epochs", "3", "--no-plot"), 0.75),
+        Network("sst2", "train_sentiment", ("--epochs", "2"), 0.65),
+    ),
+}
+"""The networks of task 4.5, trained on the subset ``subset.GRADED`` of the real data."""
+
+
+def train_network(
+    net: Network,
+    script: ModuleType,
+    data_dir: Path,
+    out_dir: Path,
+    epochs: int | None = None,
+    progress: bool = False,
+) -> Any:
+    """Train ``net`` with ``script``'s ``main`` on the subset in ``data_dir``; its result."""
+    quiet = [] if progress else ["--no-progress"]
+    return script.main([*net.argv(data_dir, out_dir, epochs), *quiet])
+
+
+def mnist_score(model: Any, data_dir: Path, threshold: float) -> Score:
+    """Count the test images of the subset in ``data_dir`` that ``model`` labels correctly."""
+    import numpy as np
+
+    from minitorch.autodiff import no_grad
+    from minitorch.nn import MNIST
+    from minitorch.tensor import backend, from_numpy
+
+    test = MNIST.load(data_dir, "test")
+    model.eval()
+    x = test.images.reshape(-1, 1, 28, 28).astype(np.float64) / 255.0
+    with no_grad():
+        out = model(from_numpy(x, backend=backend("fast"))).to_numpy()
+    correct = int(np.sum(np.argmax(out, axis=1) == test.labels))
+    return Score("mnist", correct, len(test.labels), threshold, "test images")
+
+
+def sentiment_score(model: Any, data_dir: Path, threshold: float) -> Score:
+    """Count the dev sentences of the subset in ``data_dir`` that ``model`` labels correctly.
+
+    Each sentence is read as the training script reads it: GloVe vectors of its first 60
+    words (zeros for unknown words), padded to the widest kernel.
+    """
+    import numpy as np
+
+    from minitorch.autodiff import no_grad
+    from minitorch.nn import SST2, GloVe
+    from minitorch.tensor import backend, from_numpy
+
+    train, dev = SST2.load(data_dir, "train"), SST2.load(data_dir, "dev")
+    words = {w for s in train.sentences + dev.sentences for w in s}
+    glove = GloVe.load(data_dir, 50, vocab=words)
+    table = np.vstack([glove.vectors, np.zeros((1, glove.dim))])  # the last row: unknown
+    model.eval()
+    correct = 0
+    for sentence, label in zip(dev.sentences, dev.labels, strict=True):
+        ids = [glove.index.get(w, len(glove.index)) for w in sentence[:60]]
+        ids += [len(glove.index)] * (5 - len(ids))  # at least the widest kernel
+        x = np.ascontiguousarray(table[ids].T[None])  # (1, 50, length)
+        with no_grad():
+            out = model(from_numpy(x, backend=backend("fast"))).to_numpy()
+        correct += int(np.argmax(out[0]) == label)
+    return Score("sst2", correct, len(dev.labels), threshold, "dev sentences")
+
+
+def score_network(net: Network, model: Any, data_dir: Path) -> Score:
+    """Score ``net``'s trained ``model`` on the held-out part of the subset in ``data_dir``."""
+    scorer = mnist_score if net.dataset == "mnist" else sentiment_score
+    return scorer(model, data_dir, net.threshold)
+
+
+def _available(task: str) -> bool:
+    """Whether the scripts ``task`` trains are here (a starter has its week's only)."""
+    scripts = [TASKS[task].script] if task in TASKS else [n.script for n in NETWORKS[task]]
+    return all(importlib.util.find_spec(f"mt_examples.{s}") is not None for s in scripts)
+
+
+def _main_networks(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from mt_examples.subset import GRADED, DataError, make_subset, source_dir
+
+    nets = [n for n in NETWORKS[args.task] if args.dataset in (None, n.dataset)]
+    if not nets:
+        names = ", ".join(n.dataset for n in NETWORKS[args.task])
+        parser.error(f"{args.task} trains on {names}, not {args.dataset}")
+    source = source_dir(Path(args.data_dir) if args.data_dir else None) or Path("data")
+    scores = []
+    with tempfile.TemporaryDirectory(prefix="mt-graded-") as tmp:
+        subset = Path(tmp) / "data"
+        wanted = {k: n for k, n in GRADED.items() if k.startswith(tuple(x.dataset for x in nets))}
+        try:
+            make_subset(source, subset, wanted)
+        except DataError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        counts = ", ".join(f"{n} of {k}" for k, n in wanted.items())
+        print(f"graded subset of {source}: the first {counts}", flush=True)
+        for net in nets:
+            script = importlib.import_module(f"mt_examples.{net.script}")
+            argv = net.argv(subset, Path(tmp), args.epochs)
+            print(f"$ python {net.script}.py {' '.join(argv)}", flush=True)
+            result = train_network(net, script, subset, Path(tmp), args.epochs, progress=True)
+            scores.append(score_network(net, result["model"], subset))
+            print(scores[-1].message, flush=True)
+    return _verdict(scores, args.epochs, [n.dataset for n in NETWORKS[args.task]])
+
+
+def _verdict(scores: list[Score], epochs: int | None, graded: Sequence[str]) -> int:
+    if epochs is not None:
+        print(f"(trained {epochs} epochs, not the graded number)")
+    passed = sum(s.passed for s in scores)
+    print(f"{passed} of {len(scores)} datasets pass (grading trains on {', '.join(graded)})")
+    return 0 if passed == len(scores) else 1
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Train a task's network as grading does; print each dataset's score."""
+    tasks = sorted([*TASKS, *NETWORKS])
     parser = argparse.ArgumentParser(
         prog="python -m mt_examples.graded",
-        description="Train a toy training task's network as grading does, and score it.",
+        description="Train a training task's network as grading does, and score it.",
     )
-    parser.add_argument("task", choices=sorted(TASKS), help="the training task")
-    parser.add_argument("--dataset", choices=DATASETS, help="only this dataset")
+    parser.add_argument("task", choices=tasks, help="the training task")
+    parser.add_argument(
+        "--dataset",
+        choices=[*DATASETS, *(n.dataset for nets in NETWORKS.values() for n in nets)],
+        help="only this dataset",
+    )
     parser.add_argument("--epochs", type=int, help="fewer epochs, for a quick try (not graded)")
+    parser.add_argument(
+        "--data-dir",
+        help="task 4.5: the data --download fetched (default: $MINITORCH_DATA, else ./data)",
+    )
     args = parser.parse_args(argv)
     if args.epochs is not None and args.epochs < 1:
         parser.error(f"--epochs must be a positive int, got {args.epochs}")
+    if not _available(args.task):
+        parser.error(f"{args.task}'s training script is not in this folder's mt_examples/")
+    if args.task in NETWORKS:
+        return _main_networks(args, parser)
+    if args.data_dir is not None:
+        parser.error(f"--data-dir is for task 4.5; {args.task} trains on generated points")
+    if args.dataset is not None and args.dataset not in DATASETS:
+        parser.error(f"{args.task} trains on {', '.join(DATASETS)}, not {args.dataset}")
     task = TASKS[args.task]
     script = importlib.import_module(f"mt_examples.{task.script}")
     scores = []
@@ -160,11 +326,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         result = train(task, script, dataset, args.epochs)
         scores.append(score(dataset, labels(task, result.model)))
         print(scores[-1].message, flush=True)
-    if args.epochs is not None:
-        print(f"(trained {args.epochs} epochs, not the graded number)")
-    passed = sum(s.passed for s in scores)
-    print(f"{passed} of {len(scores)} datasets pass (grading trains on {', '.join(DATASETS)})")
-    return 0 if passed == len(scores) else 1
+    return _verdict(scores, args.epochs, DATASETS)
 
 
 if __name__ == "__main__":

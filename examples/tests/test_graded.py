@@ -1,4 +1,7 @@
-"""``mt_examples.graded``: the graded settings of the toy training tasks and their command."""
+"""``mt_examples.graded``: the graded settings of the toy training tasks and their command.
+
+Task 4.5's graded command is tested with the nn examples (test_nn_examples.py).
+"""
 
 from __future__ import annotations
 
@@ -20,7 +23,7 @@ def test_every_task_trains_on_the_graded_points_with_its_options() -> None:
 def test_a_score_passes_at_the_threshold_and_not_below() -> None:
     assert graded.Score("xor", 45, 50).passed
     assert not graded.Score("xor", 44, 50).passed
-    assert "44 of 50 points correctly (88%); at least 90% is needed: FAIL" in (
+    assert "44 of 50 points correctly (88.0%); at least 90% is needed: FAIL" in (
         graded.Score("xor", 44, 50).message
     )
 
@@ -55,3 +58,16 @@ def test_main_refuses_an_unknown_task_and_a_bad_epoch_count() -> None:
         graded.main(["task9_9"])
     with pytest.raises(SystemExit):
         graded.main(["task1_5", "--epochs", "0"])
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        ("task1_5 --data-dir data", "--data-dir is for task 4.5; task1_5 trains on generated"),
+        ("task1_5 --dataset mnist", "task1_5 trains on simple, split, xor, not mnist"),
+    ],
+)
+def test_main_refuses_task_4_5s_options_for_a_toy_task(argv, message, capsys) -> None:
+    with pytest.raises(SystemExit):
+        graded.main(argv.split())
+    assert message in capsys.readouterr().err

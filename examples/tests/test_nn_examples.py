@@ -298,3 +298,72 @@ def test_a_failed_download_is_a_one_line_error(mirror, tmp_path, monkeypatch) ->
     (served / "mnist" / "x.gz").unlink()
     argv = ["--download", "--mirror", url, "--data-dir", str(tmp_path), "--no-progress"]
     assert "x.gz" in exit_message(train_mnist.main, argv)
+
+
+@pytest.fixture
+def small_graded_subset(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """The graded subset's counts cut to the tiny generated data (the command is unchanged)."""
+    from mt_examples import subset
+
+    counts = {"mnist-train": 80, "mnist-test": 32, "sst2-train": 48, "sst2-dev": 16}
+    monkeypatch.setattr(subset, "GRADED", counts)
+    return counts
+
+
+def test_graded_task_4_5_trains_mnist_on_the_subset_and_prints_its_score(
+    mnist_dir, small_graded_subset, capsys
+) -> None:
+    from mt_examples import graded
+
+    argv = ["task4_5", "--dataset", "mnist", "--epochs", "1", "--data-dir", str(mnist_dir)]
+    status = graded.main(argv)
+    out = capsys.readouterr().out
+    assert f"graded subset of {mnist_dir}: the first 80 of mnist-train, 32 of mnist-test" in out
+    assert "$ python train_mnist.py --data-dir " in out
+    assert " --epochs 1 --no-plot" in out
+    assert "done: 80 training images" in out  # the subset's first 80, not the 96 of the folder
+    line = next(s for s in out.splitlines() if s.startswith("mnist: the trained network"))
+    assert " of 32 test images correctly " in line
+    assert "at least 75% is needed" in line
+    assert status == (0 if line.endswith("pass") else 1)
+    assert "(trained 1 epochs, not the graded number)" in out
+
+
+def test_graded_mnist_score_is_the_scripts_own_test_accuracy(mnist_dir, tmp_path) -> None:
+    from mt_examples import graded
+
+    net = graded.NETWORKS["task4_5"][0]
+    result = graded.train_network(net, train_mnist, mnist_dir, tmp_path, epochs=2)
+    score = graded.score_network(net, result["model"], mnist_dir)
+    assert score.total == 32
+    assert score.correct == round(result["test_accuracy"] * 32)
+
+
+def test_graded_task_4_5_trains_the_sentiment_network_on_the_subset(
+    sst2_dir, small_graded_subset, capsys
+) -> None:
+    from mt_examples import graded
+
+    graded.main(["task4_5", "--dataset", "sst2", "--epochs", "1", "--data-dir", str(sst2_dir)])
+    out = capsys.readouterr().out
+    assert "the first 48 of sst2-train, 16 of sst2-dev" in out
+    assert "$ python train_sentiment.py --data-dir " in out
+    assert " of 16 dev sentences correctly " in out
+    assert "at least 65% is needed" in out
+
+
+def test_graded_task_4_5_without_data_says_how_to_fetch_it(tmp_path, capsys) -> None:
+    from mt_examples import graded
+
+    assert graded.main(["task4_5", "--data-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert f"error: {tmp_path}: none of mnist/train-images-idx3-ubyte.gz" in err
+    assert "--download" in err
+
+
+def test_graded_task_4_5_refuses_a_toy_dataset(capsys) -> None:
+    from mt_examples import graded
+
+    with pytest.raises(SystemExit):
+        graded.main(["task4_5", "--dataset", "xor"])
+    assert "task4_5 trains on mnist, sst2, not xor" in capsys.readouterr().err

@@ -1,129 +1,29 @@
-"""The fixed data subsets the training tasks are graded on (MNIST, SST-2 and its GloVe vectors).
+"""The fixed data subsets the training tasks are graded on: the examples' ``subset`` module.
 
-A subset is the first ``n`` items of each real file, written in the same format, so the
-readers of ``minitorch.nn`` (and the training scripts' ``--data-dir``) load it like the full
-data. ``course autograder`` ships it in the bundle (``suite/data/``) and ``course check``
-makes it for its test runs, from the real data in ``MINITORCH_DATA`` (or ``--data-dir``):
-the files as ``python examples/train_mnist.py --download`` and ``train_sentiment.py
---download`` fetch them. Only the standard library is used, and the output is the same
-bytes on every run (gzip without a timestamp).
+The starter ships ``mt_examples/subset.py`` (``python -m mt_examples.graded task4_5`` makes
+the subset with it); the course tool loads the same file from ``examples/`` without
+installing anything, so a student's local run and grading train on the same bytes.
 """
 
 from __future__ import annotations
 
-import gzip
-import os
-from collections.abc import Mapping
+import importlib.util
+import sys
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
-__all__ = ["SUBSETS", "DataError", "make_subset", "source_dir"]
+_PATH = Path(__file__).resolve().parents[2] / "examples" / "mt_examples" / "subset.py"
+_spec = importlib.util.spec_from_file_location("_mt_examples_subset", _PATH)
+assert _spec is not None
+assert _spec.loader is not None
+_subset = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = _subset  # dataclasses and pickling look modules up by name
+_spec.loader.exec_module(_subset)
 
-#: What each count of course.toml's ``training-data`` takes: (folder, file stem).
-SUBSETS: dict[str, tuple[str, str]] = {
-    "mnist-train": ("mnist", "train-{}-ubyte"),
-    "mnist-test": ("mnist", "t10k-{}-ubyte"),
-    "sst2-train": ("sst2", "train.tsv"),
-    "sst2-dev": ("sst2", "dev.tsv"),
-}
+GRADED: dict[str, int] = _subset.GRADED
+SUBSETS: dict[str, tuple[str, str]] = _subset.SUBSETS
+DataError: type[ValueError] = _subset.DataError
+make_subset: Callable[[Path, Path, Mapping[str, int]], Path] = _subset.make_subset
+source_dir: Callable[[Path | None], Path | None] = _subset.source_dir
 
-
-class DataError(ValueError):
-    """The real data to make a subset from is missing or not what it should be."""
-
-
-def source_dir(explicit: Path | None = None) -> Path | None:
-    """The folder of real data: ``explicit``, else ``$MINITORCH_DATA``, else None."""
-    if explicit is not None:
-        return explicit
-    env = os.environ.get("MINITORCH_DATA")
-    return Path(env) if env else None
-
-
-def _find(source: Path, names: list[str]) -> Path:
-    for name in names:
-        if (source / name).is_file():
-            return source / name
-    raise DataError(
-        f"{source}: none of {', '.join(names)} found; point MINITORCH_DATA (or --data-dir) "
-        "at the folder the training scripts' --download fills (mnist/, sst2/, glove/)"
-    )
-
-
-def _read(path: Path) -> bytes:
-    if path.suffix == ".gz":
-        with gzip.open(path, "rb") as f:
-            return f.read()
-    return path.read_bytes()
-
-
-def _write_gz(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as f:
-        f.write(data)
-
-
-def _idx_head(raw: bytes, n: int, where: Path) -> bytes:
-    """The first ``n`` items of an IDX file (its header's first size becomes ``n``)."""
-    if len(raw) < 8 or raw[:2] != b"\0\0":
-        raise DataError(f"{where}: not an IDX file")
-    dims = raw[3]
-    sizes = [int.from_bytes(raw[4 + 4 * i : 8 + 4 * i], "big") for i in range(dims)]
-    if sizes[0] < n:
-        raise DataError(f"{where}: holds {sizes[0]} items, fewer than the {n} asked for")
-    item = 1
-    for s in sizes[1:]:
-        item *= s
-    header = 4 + 4 * dims
-    return raw[:4] + n.to_bytes(4, "big") + raw[8:header] + raw[header : header + n * item]
-
-
-def _mnist(source: Path, out: Path, split: str, n: int) -> None:
-    stem = SUBSETS[f"mnist-{split}"][1]
-    for kind in ("images-idx3", "labels-idx1"):
-        name = stem.format(kind)
-        path = _find(source, [f"mnist/{name}.gz", f"mnist/{name}"])
-        _write_gz(out / "mnist" / f"{name}.gz", _idx_head(_read(path), n, path))
-
-
-def _sst2(source: Path, out: Path, split: str, n: int) -> set[str]:
-    """Write the first ``n`` sentences of a split; return their words."""
-    path = _find(source, [f"sst2/{split}.tsv", f"SST-2/{split}.tsv"])
-    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-    if len(lines) - 1 < n:
-        raise DataError(f"{path}: holds {len(lines) - 1} sentences, fewer than {n}")
-    head = lines[: n + 1]
-    (out / "sst2").mkdir(parents=True, exist_ok=True)
-    (out / "sst2" / f"{split}.tsv").write_text("".join(head), encoding="utf-8")
-    return {w for line in head[1:] for w in line.split("\t")[0].split()}
-
-
-def _glove(source: Path, out: Path, words: set[str]) -> None:
-    """Write the 50-d vectors of ``words`` (as ``glove/glove50_sst2.txt.gz``)."""
-    names = ["glove.6B.50d.txt", "glove50_sst2.txt"]
-    path = _find(source, [f"glove/{n}{z}" for n in names for z in (".gz", "")])
-    text = _read(path).decode("utf-8")
-    kept = [line for line in text.splitlines(keepends=True) if line.split(" ", 1)[0] in words]
-    _write_gz(out / "glove" / "glove50_sst2.txt.gz", "".join(kept).encode("utf-8"))
-
-
-def make_subset(source: Path, out: Path, counts: Mapping[str, int]) -> Path:
-    """Write the subsets ``counts`` names (``mnist-train = 2000``...) from ``source`` into ``out``.
-
-    With SST-2, the GloVe vectors of the subset's words come too.
-
-    Raises:
-        DataError: for an unknown count name, or real data that is missing or too small.
-    """
-    unknown = sorted(set(counts) - set(SUBSETS))
-    if unknown:
-        raise DataError(f"unknown training-data entries {unknown}; known: {sorted(SUBSETS)}")
-    words: set[str] = set()
-    for key, n in counts.items():
-        dataset, split = key.split("-")
-        if dataset == "mnist":
-            _mnist(source, out, split, n)
-        else:
-            words |= _sst2(source, out, split, n)
-    if words:
-        _glove(source, out, words)
-    return out
+__all__ = ["GRADED", "SUBSETS", "DataError", "make_subset", "source_dir"]

@@ -1,10 +1,15 @@
 """The training tasks: the data subset they are graded on, and the scripts the grader takes."""
 
 import gzip
+from dataclasses import replace
 
 import pytest
+from config import load_calendar
+from course import CourseError, _training_data, assign
 from grading import find_package
-from training_data import DataError, make_subset
+from training_data import GRADED, DataError, make_subset
+
+CAL = load_calendar()
 
 
 def idx(kind: int, sizes: list[int], payload: bytes) -> bytes:
@@ -81,3 +86,27 @@ def test_the_grader_takes_the_students_scripts_and_the_courses_helpers(tmp_path)
     code = find_package(starter, "tensor", tmp_path / "again", ("train_tensor.py",), helpers)
     assert not (code / "mt_examples/train_tensor.py").exists()
     assert (code / "minitorch/tensor/__init__.py").is_file()
+
+
+def test_the_graded_subset_is_the_one_the_starters_command_makes(tmp_path, real):
+    # course.toml's counts are the ones mt_examples/subset.py (in the starter) cuts out.
+    nn = CAL.layer("nn")
+    assert nn.training_data == GRADED
+    other = replace(nn, training_data={**GRADED, "mnist-train": 10})
+    with pytest.raises(CourseError, match=r"is not GRADED of examples/mt_examples/subset\.py"):
+        _training_data(other, tmp_path / "data", real, required=True)
+
+
+def test_the_nn_starter_trains_task_4_5_as_graded_and_its_workflow_says_what_it_runs(tmp_path):
+    assign("nn", tmp_path / "s", cal=CAL, wheels=False)
+    starter = tmp_path / "s"
+    assert {"graded.py", "subset.py"} <= {p.name for p in (starter / "mt_examples").iterdir()}
+    readme = (starter / "README.md").read_text()
+    section = readme.split("### Task 4.5: ")[1].split("### ")[0]
+    assert "train it as the grader does with `python -m mt_examples.graded task4_5`" in section
+    title = "Training: the MNIST and sentiment networks"
+    assert f"| 4.5 | {title} | `python -m mt_examples.graded task4_5` |" in readme
+    workflow = (starter / ".github/workflows/tests.yml").read_text()
+    step = workflow.split('"Task 4.5: ')[1].split("- name:")[0]
+    assert "(the layers and data readers its scripts use)" in step
+    assert "run: python -m pytest -m task4_5" in step

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from minitorch.fast import PlainFastBackend
-from minitorch.tensor import from_numpy
+from minitorch.tensor import TensorData, from_numpy
 
 seeds = st.integers(0, 2**16)
 
@@ -46,6 +46,31 @@ def test_batched_matmul_with_broadcast_batch_matches_numpy(batch, n, m, p, seed)
     # A transposed (non-contiguous) right operand.
     bt = _plain(np.ascontiguousarray(b_np.T)).permute(1, 0)
     np.testing.assert_allclose((_plain(a_np) @ bt).to_numpy(), a_np @ b_np, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.task3_2
+@given(st.integers(2, 3), st.integers(1, 5), st.integers(1, 5), st.integers(1, 5), seeds)
+def test_the_matmul_kernel_broadcasts_a_batch_of_one_whatever_its_batch_stride(
+    batch, n, m, p, seed
+):
+    # The kernel's contract (``_matmul``'s docstring): an operand with a batch of 1 is used
+    # for every batch entry. ``a @ b`` hands it over with a batch stride of 0; a caller of
+    # the kernel may hand a contiguous (1, n, m) operand, whose batch stride is n * m.
+    rng = np.random.default_rng(seed)
+    a = TensorData(rng.standard_normal(n * m), (1, n, m))
+    b = TensorData(rng.standard_normal(batch * m * p), (batch, m, p))
+    out = TensorData(np.zeros(batch * n * p), (batch, n, p))
+    PlainFastBackend.ops.matmul_kernel(*out.tuple(), *a.tuple(), *b.tuple())
+    a_np = a.storage.reshape(1, n, m)
+    b_np = b.storage.reshape(batch, m, p)
+    got = out.storage.reshape(batch, n, p)
+    np.testing.assert_allclose(got, a_np @ b_np, rtol=1e-9, atol=1e-12)
+    # And the other way round: b has the batch of one.
+    b1 = TensorData(rng.standard_normal(m * p), (1, m, p))
+    a2 = TensorData(rng.standard_normal(batch * n * m), (batch, n, m))
+    PlainFastBackend.ops.matmul_kernel(*out.tuple(), *a2.tuple(), *b1.tuple())
+    want = a2.storage.reshape(batch, n, m) @ b1.storage.reshape(1, m, p)
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
 
 
 def _fold_ten(acc, x):
