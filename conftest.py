@@ -4,6 +4,9 @@
 Actions and `.ci/run` set it). `HYPOTHESIS_PROFILE` overrides both. A student starter's
 copy of this file loads `starter` (the course tool adds the line).
 
+With Numba's CUDA simulator on (``NUMBA_ENABLE_CUDASIM=1``), the interpreter switches
+threads every 0.1 ms instead of 5 ms (see ``_simulator_switch_interval``).
+
 A student starter's stub raises ``NotImplementedError("Task X.Y: ...")``. Hypothesis would
 treat it as a bug to shrink and explain, which costs seconds to minutes per test and finds
 nothing: the test fails at once instead, with the stub's own error and traceback.
@@ -12,6 +15,7 @@ nothing: the test fails at once instead, with the stub's own error and traceback
 import functools
 import os
 import re
+import sys
 import sysconfig
 import types
 from collections.abc import Callable, Generator
@@ -42,6 +46,23 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+
+def _simulator_switch_interval() -> None:
+    """Let the CUDA simulator's threads take turns every 0.1 ms (Python's default is 5 ms).
+
+    The simulator runs each CUDA thread of a block as a Python thread, and its block manager
+    polls them in a loop that holds the GIL: a thread that is ready to run, or released
+    from ``syncthreads``, waits for the switch interval each time. Reductions and tiled
+    matrix products synchronise a block several times, so a launch took tens to hundreds
+    of milliseconds; with 0.1 ms it is about ten times faster. The order in which the
+    threads run is the simulator's either way; no result depends on it.
+    """
+    if os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0"):
+        sys.setswitchinterval(1e-4)
+
+
+_simulator_switch_interval()
 
 # What a starter's stub says (after the thread and block ids of Numba's CUDA simulator).
 _STUB_MESSAGE = re.compile(r"^(?:tid=(?:\[[^\]]*\])? ctaid=(?:\[[^\]]*\])?: )?Task \d+\.\d+: ")
