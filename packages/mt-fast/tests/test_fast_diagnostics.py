@@ -1,4 +1,9 @@
-"""The one-line notice of the first kernel compile."""
+"""The tools around the kernels: the compile notice and ``minitorch.fast.diagnostics``.
+
+They test what the package gives around the kernels (the notice, the reports), not the
+kernels themselves, and each compiles kernels afresh (a child process with an empty cache,
+or every operation once): a course starter leaves them out (``solution-only``).
+"""
 
 from __future__ import annotations
 
@@ -10,7 +15,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from minitorch.fast import runtime
+from minitorch.fast import PlainFastBackend, diagnostics, runtime
 from minitorch.fast.runtime import COMPILE_NOTICE
 
 # Builds the kernels of the operations named in argv and prints how many of them Numba
@@ -86,3 +91,34 @@ def test_only_a_cpu_kernel_of_minitorch_shows_the_notice(
     listener.on_start(_compile_event("minitorch.nn.conv_fast", "numba.core.registry"))
     listener.on_start(_compile_event("minitorch.fast.tuned", "numba.core.registry"))
     assert capsys.readouterr().err == COMPILE_NOTICE + "\n"
+
+
+@pytest.mark.task3_1
+def test_parallel_diagnostics_for_one_kernel() -> None:
+    # In a new process and an empty cache (the report exists only right after compiling).
+    result = subprocess.run(
+        [sys.executable, "-m", "minitorch.fast.diagnostics", "parallel", "--kernel", "map[neg]"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "=== map[neg] " in result.stdout
+    assert "Parallel Accelerator Optimizing" in result.stdout
+    assert "=== zip[" not in result.stdout
+
+
+@pytest.mark.task3_1
+def test_compile_time_reports_every_operation(capsys: pytest.CaptureFixture[str]) -> None:
+    total = diagnostics.compile_time()
+    printed = capsys.readouterr().out
+    assert total > 0
+    assert "matrix_multiply" in printed
+    assert "sigmoid_map" in printed
+    assert "(21 operations)" in printed
+
+
+@pytest.mark.task3_1
+def test_compile_time_of_the_plain_kernels(capsys: pytest.CaptureFixture[str]) -> None:
+    assert diagnostics.compile_time(plain=True) > 0
+    assert "(21 operations)" in capsys.readouterr().out
+    assert "map[neg]" in PlainFastBackend.ops.kernel_module().KERNELS  # type: ignore[attr-defined]

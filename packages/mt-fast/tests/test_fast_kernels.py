@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
 import minitorch.tensor as mt
-from minitorch.fast import FastBackend, PlainFastBackend, diagnostics, runtime
+from minitorch.fast import FastBackend, PlainFastBackend, runtime
 from minitorch.tensor import IndexingError, Tensor, TensorBackend, from_numpy
 
 F = FastBackend
@@ -256,34 +253,3 @@ def test_matmul_mismatch_is_an_indexing_error() -> None:
 @pytest.mark.task3_1
 def test_backend_found_by_name() -> None:
     assert mt.backend("fast") is FastBackend
-
-
-@pytest.mark.task3_1
-def test_parallel_diagnostics_for_one_kernel() -> None:
-    # In a new process and an empty cache (the report exists only right after compiling).
-    result = subprocess.run(
-        [sys.executable, "-m", "minitorch.fast.diagnostics", "parallel", "--kernel", "map[neg]"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert "=== map[neg] " in result.stdout
-    assert "Parallel Accelerator Optimizing" in result.stdout
-    assert "=== zip[" not in result.stdout
-
-
-@pytest.mark.task3_1
-def test_compile_time_reports_every_operation(capsys: pytest.CaptureFixture[str]) -> None:
-    total = diagnostics.compile_time()
-    printed = capsys.readouterr().out
-    assert total > 0
-    assert "matrix_multiply" in printed
-    assert "sigmoid_map" in printed
-    assert "(21 operations)" in printed
-
-
-@pytest.mark.task3_1
-def test_compile_time_of_the_plain_kernels(capsys: pytest.CaptureFixture[str]) -> None:
-    assert diagnostics.compile_time(plain=True) > 0
-    assert "(21 operations)" in capsys.readouterr().out
-    assert "map[neg]" in PlainFastBackend.ops.kernel_module().KERNELS  # type: ignore[attr-defined]

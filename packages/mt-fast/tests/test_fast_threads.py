@@ -2,7 +2,9 @@
 
 Numba's ``workqueue`` threading layer aborts the whole process ("Concurrent access has been
 detected") when two threads launch parallel kernels at once, so each case runs in a
-subprocess: a failure is a non-zero exit code there, not a dead pytest.
+subprocess: a failure is a non-zero exit code there, not a dead pytest. The operands are
+just above ``runtime.GRAIN`` elements, so every launch is a parallel one, and small enough
+that the two threads launch often (a launch takes well under a millisecond).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import numpy as np
 from minitorch.fast import FastBackend
 from minitorch.tensor import from_numpy
 
-x = np.linspace(-1.0, 1.0, 200_000).reshape(400, 500)
+x = np.linspace(-1.0, 1.0, 200 * 250).reshape(200, 250)
 expected = (2 * x).sum(axis=0, keepdims=True)
 errors = []
 
