@@ -353,7 +353,7 @@ def run_mutants(
         env = grading_env(layer, cal, spec, root)
         say(f"{layer.name}: grading environment built in {time.perf_counter() - t0:.0f}s")
         solution_code = root / "solution-code"
-        shutil.copytree(layer.src, solution_code / "minitorch" / layer.name)
+        _as_submitted(layer, solution_code / "minitorch" / layer.name)
         if spec.training_tasks:
             # The training tests import the course's helpers (mt_examples.graded) when they
             # are collected, whichever task runs: a submission has them beside its package.
@@ -425,6 +425,24 @@ def run_mutants(
     if json_out is not None:
         json_out.write_text(json.dumps(records, indent=1) + "\n", encoding="utf-8")
     return status
+
+
+def _as_submitted(layer: Any, package: Path) -> None:
+    """Copy ``layer``'s solution package to ``package`` as a submission has it.
+
+    The starter's edits are applied and its ``solution-only`` sources left out: mt-fast's
+    ``FastOps`` runs ``plain.py`` (the kernels the mutants change), as a student's does,
+    instead of the tuned kernels no mutant touches.
+    """
+    shutil.copytree(layer.src, package)
+    prefix = layer.src.relative_to(layer.path)
+    for rel in layer.solution_only:
+        if Path(rel).is_relative_to(prefix):
+            (package / Path(rel).relative_to(prefix)).unlink()
+    for edit in layer.starter_edits:
+        target = package / Path(edit.file).relative_to(prefix)
+        text = target.read_text(encoding="utf-8")
+        target.write_text(text.replace(edit.old, edit.new, 1), encoding="utf-8")
 
 
 def _summary(tid: str, points: float, total: int, outcomes: list[Outcome]) -> str:
