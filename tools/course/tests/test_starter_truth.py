@@ -110,6 +110,45 @@ def test_every_command_a_starter_names_exists_in_it(tmp_path, layer):
     assert not problems, "\n".join(problems)
 
 
+@pytest.mark.parametrize("layer", list(CAL.layers))
+def test_every_module_of_its_own_package_a_starter_names_is_in_it(tmp_path, layer):
+    # A starter leaves the tuned kernels out (``solution-only``): a docstring naming
+    # ``minitorch.fast.tuned`` as what runs would not be true there.
+    starter = tmp_path / layer
+    assign(layer, starter, cal=CAL, wheels=False)
+    package = starter / "src" / "minitorch" / layer
+    exported = package_names(package / "__init__.py")
+    problems = [
+        f"{rel}: names minitorch.{layer}.{name}, which is not in the starter"
+        for rel, text in shipped_text(starter).items()
+        for name in re.findall(rf"\bminitorch\.{layer}\.([A-Za-z]\w*)", text)
+        if not (package / f"{name}.py").is_file()
+        and not (package / name).is_dir()
+        and name not in exported
+    ]
+    assert not problems, "\n".join(problems)
+
+
+def package_names(init: Path) -> set[str]:
+    """The names a package's ``__init__.py`` lists in ``__all__`` or binds itself."""
+    tree = ast.parse(init.read_text(encoding="utf-8"))
+    names = {
+        a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names
+    }
+    names |= {
+        t.id
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Assign)
+        for t in n.targets
+        if isinstance(t, ast.Name)
+    }
+    names |= {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Assign) and any(getattr(t, "id", "") == "__all__" for t in n.targets):
+            names |= {e.value for e in ast.walk(n.value) if isinstance(e, ast.Constant)}
+    return names
+
+
 def test_the_readme_and_workflow_run_the_graded_training_of_each_toy_task(tmp_path):
     for layer in ("autodiff", "tensor", "fast"):
         starter = tmp_path / layer

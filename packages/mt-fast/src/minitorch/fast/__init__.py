@@ -2,8 +2,9 @@
 
 ``FastBackend`` runs every tensor operation of mt-tensor through parallel kernels; use it
 with ``tensor(..., backend=FastBackend)`` or ``minitorch.tensor.backend("fast")``. It runs
-the tuned kernels (``minitorch.fast.tuned``); ``PlainFastBackend`` runs the course's plain
-kernels (``minitorch.fast.plain``), one ``prange`` loop nest per primitive.
+the kernel module ``FastOps.kernels`` names: the released package's tuned kernels, or in a
+course starter, which leaves the tuned module out, the course's plain kernels (``plain``,
+one ``prange`` loop nest per primitive), which ``PlainFastBackend`` always runs.
 Importing this package does not import Numba: the kernels are built (or loaded from the
 cache) on the first call of each operation.
 

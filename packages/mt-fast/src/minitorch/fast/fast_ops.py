@@ -3,7 +3,8 @@
 Two kernel modules implement it: ``plain``, the course's kernels (one ``prange`` loop nest
 per primitive, what a student writes), and ``tuned``, the same results with fast paths.
 ``FastOps`` / ``FastBackend`` run the tuned kernels; ``PlainFastOps`` / ``PlainFastBackend``
-run the plain ones. Both pass the same backend suite.
+run the plain ones. Both pass the same backend suite. (A course starter ships ``plain``
+only: its ``FastOps.kernels`` is ``"plain"``.)
 
 Nothing here imports Numba: each operation imports its kernel module (and with it Numba,
 the index helpers' registration and the kernel cache) on its first call, and builds its
@@ -57,11 +58,11 @@ def _deferred(ops: type[FastOps], factory: str, fn: Any, work_arg: int) -> Calla
 
 
 class FastOps(TensorOps):
-    """Parallel CPU backend: Numba ``prange`` kernels over host (numpy) storage (tuned)."""
+    """Parallel CPU backend: Numba ``prange`` kernels over host (numpy) storage."""
 
     name = "fast"
     kernels: ClassVar[str] = "tuned"
-    """The module of ``minitorch.fast`` whose kernels this backend runs."""
+    """The module of ``minitorch.fast`` whose kernels it runs (``tuned`` or ``plain``)."""
 
     @classmethod
     def kernel_module(cls) -> ModuleType:

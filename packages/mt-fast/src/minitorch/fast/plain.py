@@ -8,7 +8,8 @@ output positions they own. The index helpers are mt-tensor's own, compiled by Nu
 The reduce kernel is the course's (``make_fold``: it folds into what ``out`` holds);
 ``make_reduce`` fills ``out`` with the protocol's ``start`` first. ``minitorch.fast.course``
 offers these kernels under the course's names (``tensor_map``, ...).
-``tuned`` computes the same results faster; ``FastOps`` uses it by default.
+The released package's ``tuned`` module computes the same results faster, and ``FastOps``
+runs it; a course starter leaves it out, and there ``FastOps`` runs these kernels.
 """
 
 from __future__ import annotations

@@ -14,7 +14,8 @@ backend has its own pair, in its own module, found in ``CONV_KERNELS`` by the ba
 ``TensorOps`` class: the ``name`` that class declares (``simple``, ``fast``, ``cuda``), or
 the nearest base class's, so ``TensorBackend(FastOps)`` and ``PlainFastBackend`` find the
 fast kernels whatever they are called: ``conv_simple`` (plain loops, the course's
-reference), ``conv_fast`` (parallel Numba) and ``conv_cuda`` (CUDA, imported only when a
+reference), ``conv_fast`` (parallel Numba; a course starter leaves it out, and its table
+sends the fast backends to ``conv_simple``) and ``conv_cuda`` (CUDA, imported only when a
 ``CudaBackend`` tensor is convolved). Every module offers the same two functions over flat
 storages:
 
