@@ -241,11 +241,13 @@ def test_check_catches_a_solution_statement_or_formula_planted_in_a_docstring(tm
 
 
 def test_check_catches_an_issue_number_in_anything_a_starter_ships(tmp_path):
+    # The planted references are built from parts, so this file itself names no issue.
+    issue = "issue"
     (tmp_path / "tests").mkdir()
     (tmp_path / "wheels").mkdir()
-    (tmp_path / "tests/test_a.py").write_text("# issue 22: the storage length\nx = 1\n")
+    (tmp_path / "tests/test_a.py").write_text(f"# {issue} {22}: the storage length\nx = 1\n")
     (tmp_path / "README.md").write_text("See Issue #13, (#4) and GH-5.\nNo issues here.\n")
-    (tmp_path / "wheels/notes.txt").write_text("issue 1\n")
+    (tmp_path / "wheels/notes.txt").write_text(f"{issue} {1}\n")
     problems = _issue_problems(tmp_path)
     assert [p.split(" in ")[-1].split(":")[0] for p in problems] == [
         "README.md",
@@ -253,7 +255,7 @@ def test_check_catches_an_issue_number_in_anything_a_starter_ships(tmp_path):
         "README.md",
         "tests/test_a.py",
     ]
-    assert "'issue 22'" in problems[-1]
+    assert f"'{issue} {22}'" in problems[-1]
 
 
 def test_uses_names_every_other_task_whose_code_a_tasks_tests_run():
