@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import cuda
 
-from . import launch
+from . import _simulator, launch
 
 __all__ = [
     "DeviceArray",
@@ -48,6 +48,10 @@ def simulator_enabled() -> bool:
     except ImportError:  # pragma: no cover - older numba-cuda reads numba's configuration
         from numba.core import config
     return bool(config.ENABLE_CUDASIM)
+
+
+if simulator_enabled():
+    _simulator.install()  # its shared arrays are shared by the whole block, always
 
 
 def is_available() -> bool:

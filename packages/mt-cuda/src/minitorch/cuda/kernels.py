@@ -70,8 +70,9 @@ def block_reduce(fn: Callable[[float, float], float]) -> Any:
     is a shared float64 array with a slot per thread, e.g.
     ``cuda.shared.array(THREADS_PER_BLOCK, float64)``. The block size must be a power of two
     (``reduction_threads`` gives one): each step the first half of the threads folds in the
-    second half, ``log2(threads)`` steps in all. ``fn`` must be associative, as the values
-    are combined in a tree, not left to right. Call ``cuda.syncthreads()`` before writing
+    second half, ``log2(threads)`` steps in all. ``fn`` must be associative and commutative,
+    as the values are combined in a tree, not left to right (slot 0 meets slot ``half``
+    first). Call ``cuda.syncthreads()`` before writing
     ``cache`` again. Built once per ``fn``.
     """
     fold = _BLOCK_REDUCERS.get(fn)
@@ -237,7 +238,9 @@ def make_reduce(fn: Callable[[float, float], float]) -> Launcher:
 
     ``out`` has ``a``'s shape with ``dim`` of size 1; each of its elements is the fold of
     ``fn`` over ``dim``. ``start`` must be an identity of ``fn`` (0 for add, 1 for mul,
-    -inf for max) and ``fn`` associative: the block folds in a tree, not left to right.
+    -inf for max), and ``fn`` associative and commutative: each thread folds a strided
+    slice of ``dim`` and the block combines the slices in a tree, so values meet out of
+    order.
     """
     f = device_fn(fn)
     fold = block_reduce(fn)

@@ -1,0 +1,83 @@
+"""The simulator's shared arrays are one per block and line, whatever the thread timing."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import numpy as np
+import pytest
+from numba import cuda, types
+
+from minitorch.cuda import _simulator, simulator_enabled
+
+pytestmark = pytest.mark.skipif(
+    not simulator_enabled(), reason="a fix of Numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1)"
+)
+
+
+class SlowLookup(dict):  # type: ignore[type-arg]
+    """An allocation table whose look-up lets other threads run before the store."""
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        found = super().get(key, default)
+        time.sleep(0.002)
+        return found
+
+
+def allocate_from_four_threads(array: Any) -> list[Any]:
+    """What four threads get from the same line of a kernel, ``cuda.shared.array(8, float64)``."""
+    from numba.cuda.simulator.kernelapi import FakeCUDAShared
+
+    shared = FakeCUDAShared(0)
+    shared._allocations = SlowLookup()
+    got: list[Any] = []
+    start = threading.Barrier(4)
+
+    def thread() -> None:
+        start.wait()
+        got.append(array(shared, 8, types.float64))  # one line: one shared array
+
+    threads = [threading.Thread(target=thread) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return got
+
+
+def test_the_fix_is_installed_where_the_simulator_is_on() -> None:
+    from numba.cuda.simulator import kernelapi
+
+    assert _simulator.installed()
+    assert kernelapi.FakeCUDAShared.array is _simulator._array
+    assert _simulator._problems(kernelapi) == []
+
+
+def test_threads_racing_to_a_shared_array_get_one_array() -> None:
+    got = allocate_from_four_threads(_simulator._array)
+    assert len({id(a) for a in got}) == 1
+    assert got[0].shape == (8,) and got[0].dtype == np.float64
+
+
+def test_the_simulators_own_allocation_gives_racing_threads_arrays_of_their_own() -> None:
+    # What the fix is for: numba-cuda's method looks up and stores in two steps.
+    got = allocate_from_four_threads(_simulator._original)
+    assert len({id(a) for a in got}) > 1
+
+
+def test_two_shared_arrays_of_a_kernel_stay_apart_and_blocks_share_theirs() -> None:
+    @cuda.jit
+    def kernel(out):  # type: ignore[no-untyped-def]
+        first = cuda.shared.array(4, types.float64)
+        second = cuda.shared.array(4, types.float64)
+        t = cuda.threadIdx.x
+        first[t] = t
+        second[t] = 10.0 * t
+        cuda.syncthreads()
+        out[cuda.blockIdx.x * 4 + t] = first[3 - t] + second[t]
+
+    out = np.zeros(8)
+    kernel[2, 4](out)
+    np.testing.assert_array_equal(out, [3.0 - t + 10.0 * t for t in range(4)] * 2)
