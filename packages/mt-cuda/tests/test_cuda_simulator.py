@@ -58,7 +58,8 @@ def test_the_fix_is_installed_where_the_simulator_is_on() -> None:
 def test_threads_racing_to_a_shared_array_get_one_array() -> None:
     got = allocate_from_four_threads(_simulator._array)
     assert len({id(a) for a in got}) == 1
-    assert got[0].shape == (8,) and got[0].dtype == np.float64
+    assert got[0].shape == (8,)
+    assert got[0].dtype == np.float64
 
 
 def test_the_simulators_own_allocation_gives_racing_threads_arrays_of_their_own() -> None:
