@@ -3,9 +3,9 @@
 A subset is the first ``n`` items of each real file, written in the same format, so the
 readers of ``minitorch.nn`` (and the training scripts' ``--data-dir``) load it like the full
 data: ``GRADED`` says how many of each. ``python -m mt_examples.graded task4_5`` makes it
-from the data ``python train_mnist.py --download`` and ``python train_sentiment.py
---download`` fetched, and trains on it as grading does. Only the standard library is used,
-and the output is the same bytes on every run (gzip without a timestamp).
+from the data that the MNIST and sentiment training scripts fetch with their download
+option, and trains on it as grading does. Only the standard library is used, and the
+output is the same bytes on every run (gzip without a timestamp).
 """
 
 from __future__ import annotations
