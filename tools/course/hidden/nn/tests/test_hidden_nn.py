@@ -152,12 +152,17 @@ def test_avgpool_gradient_when_the_output_is_not_square(shape, kernel):
 
 
 @pytest.mark.task4_3
-def test_avgpool_of_an_empty_batch_and_its_gradient():
-    x = from_numpy(np.zeros((0, 2, 4, 6)), SimpleBackend).requires_grad_(True)
+@pytest.mark.parametrize(
+    ("shape", "pooled"),
+    [((0, 2, 4, 6), (0, 2, 2, 2)), ((1, 2, 4, 0), (1, 2, 2, 0))],
+    ids=["empty-batch", "zero-width"],
+)
+def test_avgpool_of_an_empty_input_and_its_gradient(shape, pooled):
+    x = from_numpy(np.zeros(shape), SimpleBackend).requires_grad_(True)
     out = nn.avgpool2d(x, (2, 3))
-    assert out.shape == (0, 2, 2, 2)
-    out.backward(from_numpy(np.zeros((0, 2, 2, 2)), SimpleBackend))
-    assert x.grad.shape == (0, 2, 4, 6)
+    assert out.shape == pooled
+    out.backward(from_numpy(np.zeros(pooled), SimpleBackend))
+    assert x.grad.shape == shape
 
 
 @pytest.mark.task4_3
