@@ -56,7 +56,7 @@ def test_the_matmul_kernel_broadcasts_a_batch_of_one_whatever_its_batch_stride(o
     b_np = RNG.standard_normal((1 if one == "b" else batch, m, p))
     a, b = _cuda(a_np), _cuda(b_np)
     out = _cuda(np.zeros((batch, n, p)))
-    CudaBackend.ops.matmul_kernel(*out._tensor.tuple(), *a._tensor.tuple(), *b._tensor.tuple())
+    CudaBackend.ops.matmul_kernel(*out.tuple(), *a.tuple(), *b.tuple())
     np.testing.assert_allclose(out.to_numpy(), a_np @ b_np, rtol=1e-9, atol=1e-12)
 
 
