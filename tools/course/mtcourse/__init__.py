@@ -1,0 +1,1 @@
+"""The MiniTorch course tool: write, prove and grade the weekly student starters."""

@@ -1,0 +1,645 @@
+"""Grade a submission: the orchestrator, trusted, which alone writes ``results.json``.
+
+A *course folder* (written by ``course autograder`` into the bundle, or by ``course grade``
+into a temporary folder) holds what grading a layer needs and no student may see:
+
+    spec.json         the layer's tasks, points and limits (:class:`GradeSpec`)
+    units.json        the functions the student writes (``splice.Unit``)
+    solution/         the layer's package as a submission has it, the course's code
+    full/             the whole solution package (training tasks are graded with it)
+    starter/          the starter's package (stubs): the worker's copy starts from it
+    suite/            the public and hidden tests as they run
+    calibration.json  the runs and their times on this machine (:func:`calibrate`)
+
+For each task, one test process (``harness.py``) runs the task's tests on the grader's
+copy of the layer, each test once per function it uses; that function alone comes from
+the worker (``worker.py``), which runs the student's code in a sandbox (``sandbox.py``)
+and answers in plain data (``wire.py``). This process only starts them, waits, kills
+whatever is left of them, and scores the runs their records describe; it writes
+``results.json`` after every process the submission could have started is gone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import sandbox, splice
+from .scoring import TaskPlan, results, task_entries
+
+__all__ = [
+    "Course",
+    "GradeSpec",
+    "SubmissionError",
+    "calibrate",
+    "find_submission",
+    "grade",
+    "main",
+]
+
+HERE = Path(__file__).resolve().parent
+
+#: What a run of the student's code may take: ``max(MIN_CPU, FACTOR * the course's)`` CPU
+#: seconds, and ``WALL_FACTOR`` times that in all (a busy machine runs it more slowly).
+MIN_CPU = 20.0
+FACTOR = 20.0
+WALL_FACTOR = 4.0
+MIN_WALL = 60.0
+
+#: Limits on what is read of a submission.
+MAX_FILES = 5000
+MAX_BYTES = 50 << 20
+MAX_FILE = 2 << 20
+
+
+class SubmissionError(ValueError):
+    """The submission cannot be graded at all (missing, empty, not a starter)."""
+
+
+@dataclass(frozen=True)
+class GradeSpec:
+    """What grading a layer needs to know (from course.toml), as the bundle stores it."""
+
+    layer: str
+    package: str
+    tasks: tuple[tuple[str, str, float], ...]  # (task id, title, points)
+    scaffold_tests: tuple[str, ...]
+    output_limit: int
+    version: str = "0"
+    entry_points: tuple[tuple[str, str, str], ...] = ()  # (group, name, object reference)
+    training_tasks: tuple[str, ...] = ()
+    scripts: tuple[str, ...] = ()  # training scripts' file names in mt_examples/
+    test_env: tuple[tuple[str, str], ...] = ()
+    opaque: tuple[str, ...] = ()  # classes that cross as handles (autograd histories)
+
+    def to_json(self) -> str:
+        """The spec as JSON (``spec.json``)."""
+        return json.dumps(asdict(self), indent=2) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str) -> GradeSpec:
+        """Read a spec written by :meth:`to_json`."""
+        d = json.loads(text)
+        return cls(
+            d["layer"],
+            d["package"],
+            tuple((t[0], t[1], float(t[2])) for t in d["tasks"]),
+            tuple(d["scaffold_tests"]),
+            int(d["output_limit"]),
+            str(d.get("version", "0")),
+            tuple((g, n, v) for g, n, v in d.get("entry_points", ())),
+            tuple(d.get("training_tasks", ())),
+            tuple(d.get("scripts", ())),
+            tuple((k, v) for k, v in d.get("test_env", ())),
+            tuple(d.get("opaque", ())),
+        )
+
+
+@dataclass
+class Course:
+    """A course folder (see the module's docstring) and the Python that grades with it."""
+
+    root: Path
+    python: Path = field(default_factory=lambda: Path(sys.executable))
+
+    @property
+    def spec(self) -> GradeSpec:
+        """The layer's spec."""
+        return GradeSpec.from_json((self.root / "spec.json").read_text(encoding="utf-8"))
+
+    @property
+    def units(self) -> list[splice.Unit]:
+        """The functions the student writes."""
+        raw = json.loads((self.root / "units.json").read_text(encoding="utf-8"))
+        return [splice.Unit(**u) for u in raw]
+
+    def calibration(self) -> dict[str, Any]:
+        """What :func:`calibrate` measured (raises if it has not run)."""
+        path = self.root / "calibration.json"
+        if not path.is_file():
+            raise RuntimeError(f"{self.root} is not calibrated: run calibrate first")
+        data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        return data
+
+
+def unit_names(units: list[splice.Unit]) -> dict[str, str]:
+    """The name a student sees for each unit: ``Class.method``, or ``file:name`` if two
+    files have the same."""
+    count: dict[str, int] = {}
+    for u in units:
+        count[u.qualname] = count.get(u.qualname, 0) + 1
+    return {u.key: u.qualname if count[u.qualname] == 1 else u.key for u in units}
+
+
+# ------------------------------------------------------------------------- submissions
+
+
+def _safe_extract(path: Path, where: Path) -> Path:
+    """Unzip ``path`` into ``where``: regular files only, within the size limits."""
+    try:
+        with zipfile.ZipFile(path) as z:
+            infos = z.infolist()
+            if len(infos) > MAX_FILES:
+                raise SubmissionError(f"{path.name} holds more than {MAX_FILES} files")
+            if sum(i.file_size for i in infos) > MAX_BYTES * 4:
+                raise SubmissionError(f"{path.name} unpacks to more than {MAX_BYTES * 4} bytes")
+            for info in infos:
+                mode = info.external_attr >> 16
+                if stat.S_ISLNK(mode) or info.is_dir():
+                    continue
+                target = (where / info.filename).resolve()
+                if not target.is_relative_to(where.resolve()):
+                    raise SubmissionError(f"{path.name} holds a path outside it: {info.filename}")
+                if info.file_size > MAX_FILE:
+                    continue
+                target.parent.mkdir(parents=True, exist_ok=True)
+                with z.open(info) as src, open(target, "wb") as dst:
+                    dst.write(src.read(MAX_FILE + 1)[:MAX_FILE])
+    except zipfile.BadZipFile as e:
+        raise SubmissionError(f"{path.name} is not a valid zip file: {e}") from None
+    return where
+
+
+_SKIP = {"__pycache__", ".pytest_cache", ".hypothesis", ".git", ".venv", "venv", "wheels"}
+
+
+def _find_dir(root: Path, layer: str, depth: int = 4) -> Path | None:
+    """The shallowest ``minitorch/<layer>`` with an ``__init__.py`` (no links followed)."""
+    level = [root]
+    for _ in range(depth + 2):
+        nxt: list[Path] = []
+        for d in level:
+            pkg = d / "minitorch" / layer
+            init = pkg / "__init__.py"
+            if init.is_file() and not init.is_symlink() and not pkg.is_symlink():
+                return pkg
+            try:
+                nxt += [
+                    c
+                    for c in sorted(d.iterdir())
+                    if c.is_dir() and not c.is_symlink() and c.name not in _SKIP
+                ]
+            except OSError:
+                continue
+        level = nxt[:2000]
+    return None
+
+
+@dataclass
+class Submission:
+    """The student's files grading reads: the layer's unit files and training scripts."""
+
+    files: dict[str, str | None]  # relative path (as in units) -> text, None if unreadable
+    notes: list[str]
+
+
+def _read(path: Path) -> str | None:
+    try:
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_FILE:
+            return None
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def find_submission(
+    submission: Path, layer: str, scratch: Path, units: list[splice.Unit]
+) -> Submission:
+    """Read the files of ``submission`` (a starter folder, a zip, or a folder holding one
+    zip) that grading takes functions from.
+
+    Only regular files are read (a link is not followed), each at most ``MAX_FILE`` bytes.
+
+    Raises:
+        SubmissionError: if it does not exist, is empty, or holds no package of the layer.
+    """
+    if not submission.exists():
+        raise SubmissionError(f"{submission} does not exist")
+    root = submission
+    if submission.is_dir():
+        entries = [p for p in submission.iterdir() if not p.name.startswith(".")]
+        if not entries:
+            raise SubmissionError(f"{submission} is empty: nothing was submitted")
+        zips = [p for p in entries if p.suffix == ".zip" and p.is_file() and not p.is_symlink()]
+        if _find_dir(submission, layer) is None and len(zips) == 1:
+            root = _safe_extract(zips[0], scratch / "unzipped")
+    elif zipfile.is_zipfile(submission):
+        root = _safe_extract(submission, scratch / "unzipped")
+    else:
+        raise SubmissionError(f"{submission} is neither a folder nor a zip file")
+    pkg = _find_dir(root, layer)
+    if pkg is None:
+        raise SubmissionError(
+            f"{submission} holds no src/minitorch/{layer}/ package: submit the whole starter "
+            "folder (or a zip of it)"
+        )
+    files: dict[str, str | None] = {}
+    notes: list[str] = []
+    for rel in sorted({u.file for u in units}):
+        if rel.startswith("mt_examples/"):
+            text = None
+            for base in (pkg.parents[2], pkg.parents[1]):
+                text = _read(base / rel)
+                if text is not None:
+                    break
+        else:
+            text = _read(pkg / rel)
+        files[rel] = text
+        if text is None:
+            notes.append(f"{rel}: not found in the submission (or not a UTF-8 text file)")
+    return Submission(files, notes)
+
+
+# -------------------------------------------------------------------------- the copies
+
+
+_SUPPORT = {
+    "_mtcourse_route.py": "route.py",
+    "_mtcourse_wire.py": "wire.py",
+    "_mtcourse_harness.py": "harness.py",
+    "_mtcourse_sandbox.py": "sandbox.py",
+    "_mtcourse_checks.py": "checks.py",
+    "_mtcourse_worker.py": "worker.py",
+}
+
+
+def _support(where: Path, names: tuple[str, ...]) -> None:
+    for name in names:
+        shutil.copyfile(HERE / _SUPPORT[name], where / name)
+
+
+def _register(where: Path, spec: GradeSpec) -> None:
+    """Distribution metadata beside the package, so its entry points are found."""
+    info = where / f"{spec.package.replace('-', '_')}-{spec.version}.dist-info"
+    info.mkdir(parents=True, exist_ok=True)
+    (info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: {spec.package}\nVersion: {spec.version}\n", "utf-8"
+    )
+    groups: dict[str, list[str]] = {}
+    for group, name, value in spec.entry_points:
+        groups.setdefault(group, []).append(f"{name} = {value}")
+    (info / "entry_points.txt").write_text(
+        "".join(f"[{g}]\n" + "\n".join(lines) + "\n\n" for g, lines in groups.items()), "utf-8"
+    )
+
+
+def _package_file(root: Path, layer: str, rel: str) -> Path:
+    return root / rel if rel.startswith("mt_examples/") else root / "minitorch" / layer / rel
+
+
+def grader_folder(course: Course, where: Path, source: str = "solution") -> Path:
+    """The grader's copy of the layer (``source``: ``solution`` or ``full``) in ``where``."""
+    spec, units = course.spec, course.units
+    shutil.copytree(course.root / source, where)
+    by_file: dict[str, list[splice.Unit]] = {}
+    for u in units:
+        by_file.setdefault(u.file, []).append(u)
+    for rel, file_units in by_file.items():
+        path = _package_file(where, spec.layer, rel)
+        path.write_text(splice.grader_copy(path.read_text("utf-8"), file_units), "utf-8")
+    _register(where, spec)
+    _support(where, ("_mtcourse_route.py", "_mtcourse_wire.py", "_mtcourse_harness.py",
+                     "_mtcourse_sandbox.py", "_mtcourse_checks.py"))
+    return where
+
+
+def worker_folder(course: Course, submission: Submission | None, where: Path) -> tuple[Path, list[str]]:
+    """The worker's copy: the starter with the student's functions (``None``: the course's
+    solution as if it were a student's, for calibrating)."""
+    spec, units = course.spec, course.units
+    shutil.copytree(course.root / "starter", where / "code")
+    code = where / "code"
+    notes: list[str] = []
+    by_file: dict[str, list[splice.Unit]] = {}
+    for u in units:
+        by_file.setdefault(u.file, []).append(u)
+    for rel, file_units in by_file.items():
+        path = _package_file(code, spec.layer, rel)
+        starter = path.read_text("utf-8")
+        if submission is None:
+            mine: str | None = _package_file(course.root / "solution", spec.layer, rel).read_text(
+                "utf-8"
+            )
+        else:
+            mine = submission.files.get(rel)
+        text, taken = splice.worker_copy(starter, mine, file_units)
+        path.write_text(text, "utf-8")
+        if submission is not None:
+            if taken.error:
+                notes.append(f"{rel}: {taken.error}; its functions are graded as the starter's stubs")
+            for q in taken.missing:
+                if not taken.error:
+                    notes.append(f"{rel}: no function {q} (keep the starter's names)")
+    _register(code, spec)
+    _support(code, ("_mtcourse_route.py", "_mtcourse_wire.py", "_mtcourse_worker.py"))
+    for path in [where, *where.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    return code, notes
+
+
+# --------------------------------------------------------------------------- test runs
+
+
+def _task_tests(spec: GradeSpec, task: str, survey: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """From a survey: the tests of ``task`` that pass on the solution, with the units they use."""
+    out = {}
+    for r in survey:
+        if "nodeid" not in r or task not in r["tasks"] or r["outcome"] != "passed":
+            continue
+        names = {r["nodeid"], r["nodeid"].split("[")[0], r["nodeid"].split("::")[0]}
+        if any(f"tests/{t}" in names for t in spec.scaffold_tests):
+            continue
+        if r["used"]:
+            out[r["nodeid"]] = r["used"]
+    return out
+
+
+def run_harness(
+    course: Course,
+    task: str,
+    config: dict[str, Any],
+    tfolder: Path,
+    scratch: Path,
+    timeout: float,
+) -> tuple[list[dict[str, Any]], str]:
+    """Run the harness for ``task`` with ``config``; its records and (bounded) output."""
+    spec = course.spec
+    run = scratch / f"run-{task}-{config['mode']}"
+    shutil.rmtree(run, ignore_errors=True)
+    shutil.copytree(course.root / "suite", run)
+    out = run / ".records.jsonl"
+    config = {**config, "out": str(out), "layer": spec.layer, "task": task}
+    (run / ".harness.json").write_text(json.dumps(config), "utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
+    env.update(dict(spec.test_env))
+    env.update(
+        PYTHONPATH=str(tfolder),
+        PYTHONDONTWRITEBYTECODE="1",
+        MTC_HARNESS=str(run / ".harness.json"),
+        MINITORCH_QUIET="1",
+    )
+    paths = [p for p in ("tests", "hidden") if (run / p).is_dir()]
+    cmd = [str(course.python), "-m", "pytest", "-p", "_mtcourse_harness", "-p", "no:cacheprovider"]
+    cmd += ["-q", "--tb=no", "-m", task, *paths]
+    proc = subprocess.Popen(
+        cmd, cwd=run, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, start_new_session=True,
+    )
+    try:
+        output, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, 9)
+        output, _ = proc.communicate()
+        output += f"\n[the test process did not finish in {timeout:.0f} s]".encode()
+    records = []
+    if out.is_file():
+        for line in out.read_text("utf-8", errors="replace").splitlines():
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+    text = output.decode("utf-8", "replace")
+    return records, text[-20000:]
+
+
+def _worker_spec(
+    course: Course, code: Path, home: Path, isolation: str, uid: int, log: Path | None = None
+) -> dict[str, Any]:
+    spec = course.spec
+    env = {
+        "MTC_LAYER": spec.layer,
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "MINITORCH_QUIET": "1",
+        "NUMBA_CACHE_DIR": str(home / "numba-cache"),
+        "TMPDIR": "/tmp" if isolation == "bwrap" else str(home),
+        **dict(spec.test_env),
+    }
+    boot = f"import sys; sys.path.insert(0, {str(code)!r}); import _mtcourse_worker as w; sys.exit(w.main())"
+    return {
+        "mode": isolation,
+        "home": str(home),
+        "readable": [str(code)],
+        "uid": uid,
+        "env": env,
+        "argv": [str(course.python), "-I", "-c", boot],
+        "python": str(course.python),
+        "limits": asdict(sandbox.Limits()),
+        "log": str(log) if log is not None else None,
+        "start_cpu": 120.0,
+        "start_wall": 300.0,
+    }
+
+
+def _limits(runs: dict[str, list[float]]) -> dict[str, list[float]]:
+    out = {}
+    for name, (cpu, wall) in runs.items():
+        c = max(MIN_CPU, FACTOR * cpu)
+        out[name] = [c, max(MIN_WALL, WALL_FACTOR * c, FACTOR * wall)]
+    return out
+
+
+def _opaque(spec: GradeSpec) -> list[str]:
+    return list(spec.opaque)
+
+
+def _scratch(scratch: Path) -> tuple[Path, Path]:
+    """A folder only this user reads (the grader's copies, the tests, the records) and one
+    the worker's user reads too (its code and home)."""
+    private, public = scratch / "private", scratch / "public"
+    scratch.mkdir(parents=True, exist_ok=True)
+    scratch.chmod(0o711)
+    private.mkdir(mode=0o700)
+    public.mkdir(mode=0o755)
+    (public / "homes").mkdir(mode=0o755)
+    return private, public
+
+
+def _grader_folders(course: Course) -> dict[str, Path]:
+    """The grader's copies, made once in the course folder: Numba's cache of the course's
+    kernels lives beside them, so what calibrating compiled, grading loads."""
+    folders = {}
+    for kind in ("solution", "full"):
+        if (course.root / kind).is_dir():
+            where = course.root / f"grader-{kind}"
+            if not where.is_dir():
+                grader_folder(course, where, kind)
+            folders[kind] = where
+    return folders
+
+
+def calibrate(course: Course, scratch: Path, isolation: str | None = None) -> dict[str, Any]:
+    """Survey the tests and grade the course's own solution on this machine.
+
+    Writes ``calibration.json`` into the course folder: per task, the tests that pass on
+    the solution and the functions each uses (the plan of every grading), and each run's
+    CPU and wall time with the solution as the student's code (the base of the time
+    limits). The solution must earn every point, or this raises.
+
+    Raises:
+        RuntimeError: naming what failed (a test that fails through the worker but passes
+            on the solution alone, a function no test uses).
+    """
+    spec, units = course.spec, course.units
+    mode = sandbox.isolation(isolation)
+    private, public = _scratch(scratch)
+    folders = _grader_folders(course)
+    names = unit_names(units)
+    out: dict[str, Any] = {"isolation": mode, "machine": platform.processor() or platform.machine(), "tasks": {}}
+    code, _ = worker_folder(course, None, public / "worker")
+    problems = []
+    for tid, title, points in spec.tasks:
+        tfolder = folders["full" if tid in spec.training_tasks and "full" in folders else "solution"]
+        task_units = [u.key for u in units if u.task == tid]
+        t0 = time.monotonic()
+        survey, text = run_harness(
+            course, tid, {"mode": "survey", "units": task_units, "all_units": [u.key for u in units],
+                          "opaque": _opaque(spec)}, tfolder, private, 3600.0,
+        )
+        if not any("finished" in r for r in survey):
+            raise RuntimeError(f"{tid}: the survey did not finish:\n{text[-4000:]}")
+        plan = _task_tests(spec, tid, survey)
+        unused = [names[k] for k in task_units if not any(k in v for v in plan.values())]
+        if unused:
+            problems.append(f"{tid}: no test uses {', '.join(unused)}")
+        home = public / "homes" / tid
+        config = {
+            "mode": "grade",
+            "plan": plan,
+            "units": task_units,
+            "all_units": [u.key for u in units],
+            "opaque": _opaque(spec),
+            "limits": {},
+            "default_limit": [600.0, 1800.0],
+            "worker": _worker_spec(course, code, home, mode, 60000, private / f"{tid}.log"),
+        }
+        records, text = run_harness(course, tid, config, tfolder, private, 7200.0)
+        failed = [r for r in records if "key" in r and r["outcome"] != "passed"]
+        if failed or not any("finished" in r for r in records):
+            shown = "\n".join(
+                f"  {r['nodeid']} with {names.get(r['key'], r['key'])}: "
+                f"{(r.get('error') or {}).get('type')}: {(r.get('error') or {}).get('message', '')[:300]}"
+                for r in failed[:10]
+            )
+            problems.append(f"{tid}: the solution fails through the worker:\n{shown}\n{text[-2000:]}")
+        runs = {f"{r['nodeid']} {r['key']}": [r.get("cpu") or 0.0, r.get("wall") or 0.0] for r in records if "key" in r}
+        out["tasks"][tid] = {
+            "tests": plan,
+            "runs": runs,
+            "wall": time.monotonic() - t0,
+            "survey_wall": sum(r.get("wall", 0.0) for r in survey if "nodeid" in r),
+        }
+    if problems:
+        raise RuntimeError("calibration failed:\n" + "\n".join(problems))
+    (course.root / "calibration.json").write_text(json.dumps(out, indent=1) + "\n", "utf-8")
+    return out
+
+
+def grade(
+    course: Course,
+    submission: Path,
+    scratch: Path,
+    isolation: str | None = None,
+    uid: int = 60000,
+) -> dict[str, Any]:
+    """Grade ``submission``; return Gradescope's ``results.json`` content.
+
+    Raises:
+        SubmissionError: if the submission is missing, empty, or holds no package.
+    """
+    spec, units = course.spec, course.units
+    cal = course.calibration()
+    mode = sandbox.isolation(isolation or cal.get("isolation"))
+    t0 = time.monotonic()
+    private, public = _scratch(scratch)
+    sub = find_submission(submission, spec.layer, private / "submission", units)
+    code, notes = worker_folder(course, sub, public / "worker")
+    notes = sub.notes + notes
+    folders = _grader_folders(course)
+    names = unit_names(units)
+    entries: list[dict[str, Any]] = []
+    for tid, title, points in spec.tasks:
+        task_cal = cal["tasks"][tid]
+        task_units = [u.key for u in units if u.task == tid]
+        plan = TaskPlan(tid, title, points, tuple((k, names[k]) for k in task_units),
+                        {n: tuple(v) for n, v in task_cal["tests"].items()})
+        limits = _limits(task_cal["runs"])
+        home = public / "homes" / tid
+        config = {
+            "mode": "grade",
+            "plan": task_cal["tests"],
+            "units": task_units,
+            "all_units": [u.key for u in units],
+            "opaque": _opaque(spec),
+            "limits": limits,
+            "default_limit": [MIN_CPU * 3, MIN_WALL * 3],
+            "worker": _worker_spec(course, code, home, mode, uid, private / f"{tid}.log"),
+        }
+        budget = 600.0 + 5 * task_cal["wall"] + sum(2 * w for _, w in limits.values()) / max(len(limits), 1) * len(task_units)
+        tfolder = folders["full" if tid in spec.training_tasks and "full" in folders else "solution"]
+        records, _ = run_harness(course, tid, config, tfolder, private, budget)
+        error = None
+        if not any("finished" in r for r in records):
+            error = "The tests of this task stopped before the end (the time for the whole task ran out); the tests that did not run count as failed."
+        mine = [n for n in notes if any(n.startswith(u.file) for u in units if u.task == tid)]
+        entries += task_entries(plan, records, spec.output_limit, mine, error)
+    out = results(entries, time.monotonic() - t0, f"Graded against the tests of {spec.package} (public and hidden).")
+    out["isolation"] = mode
+    return out
+
+
+def results_for_error(spec: GradeSpec, units: list[splice.Unit], message: str) -> dict[str, Any]:
+    """The results of a submission that cannot be graded: every task 0, saying why."""
+    names = unit_names(units)
+    entries = []
+    for tid, title, points in spec.tasks:
+        keys = [u.key for u in units if u.task == tid]
+        plan = TaskPlan(tid, title, points, tuple((k, names[k]) for k in keys), {})
+        entries += task_entries(plan, [], spec.output_limit, [], f"Not graded: {message}")
+    res = results(entries, 0.0, f"Not graded: {message}")
+    return res
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The bundle's entry: ``python -m grader calibrate|grade`` in ``$AUTOGRADER_ROOT``."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="grader")
+    parser.add_argument("command", choices=["calibrate", "grade"])
+    parser.add_argument("--course", type=Path, default=None)
+    parser.add_argument("--isolation", default=None)
+    args = parser.parse_args(argv)
+    root = Path(os.environ.get("AUTOGRADER_ROOT", "/autograder"))
+    course = Course(args.course or root / "source" / "course")
+    sandbox.become_subreaper()
+    if args.command == "calibrate":
+        with tempfile.TemporaryDirectory(prefix="mtc-calibrate-") as tmp:
+            cal = calibrate(course, Path(tmp), args.isolation)
+        print(f"calibrated {course.spec.package}: isolation {cal['isolation']}")
+        return 0
+    out = root / "results" / "results.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="mtc-grade-") as tmp:
+        Path(tmp).chmod(0o755)
+        try:
+            res = grade(course, root / "submission", Path(tmp), args.isolation)
+        except SubmissionError as e:
+            res = results_for_error(course.spec, course.units, str(e))
+    sandbox.reap()
+    tmp_out = out.with_suffix(".tmp")
+    tmp_out.write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp_out, out)
+    for entry in res["tests"]:
+        print(f"{entry['name']}: {entry['score']:g}/{entry['max_score']:g}")
+    print(f"total: {res['score']:g}")
+    return 0

@@ -1,0 +1,389 @@
+"""The grader's pytest plugin: runs the course's tests, each once per graded function.
+
+Loaded as ``-p _mtcourse_harness`` in the test process, which holds the course's tests and
+solution and nothing of the student's but what the worker answers. Its configuration is
+the JSON file ``$MTC_HARNESS`` (written by ``grading.py``):
+
+- ``survey``: run every test on the solution alone and note which graded functions
+  (``units``) it used: the plan of the runs, and the tests that pass here;
+- ``grade``: for each test of the plan and each unit it uses, make that unit the worker's
+  (the student's) and run the test; every other unit is the solution's. Public tests run
+  before hidden ones, so what the worker saw of a hidden test's inputs can only reach the
+  feedback of hidden tests (which shows their names only).
+
+Each run's outcome goes to the file ``out`` as a JSON line, written by this process only;
+the worker cannot reach it. A run that the worker cannot finish within its CPU time (or
+its wall-clock time), a worker that dies, or a message that is not valid plain data fails
+that run, whatever the test did with the error; the worker is started again for the next.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+import _mtcourse_route as route
+import pytest
+from _mtcourse_wire import MAX_TEXT, Endpoint, Policy, WireError
+
+_CONFIG: dict[str, Any] = {}
+_STATE: dict[str, Any] = {"worker": None, "endpoint": None, "event": None}
+_TIMEOUTS: dict[str, int] = {}
+
+
+class StudentTimeout(BaseException):
+    """The student's code ran past its time in this run (not catchable as an Exception)."""
+
+
+class StudentCrash(BaseException):
+    """The worker running the student's code ended, or broke the channel."""
+
+
+def _out(record: dict[str, Any]) -> None:
+    with open(_CONFIG["out"], "a", encoding="utf-8") as f:
+        f.write(json.dumps(record) + "\n")
+
+
+def _policy() -> Policy:
+    validators = {}
+    try:
+        import _mtcourse_checks as checks
+
+        validators = checks.VALIDATORS
+    except ImportError:
+        pass
+    return Policy(
+        ("minitorch.", "mt_examples.", "_mtcourse_route"),
+        opaque=frozenset(_CONFIG.get("opaque", ())),
+        validators=validators,
+        trusted=True,
+    )
+
+
+def _serve(kind: str, payload: list[Any]) -> Any:
+    """Requests of the worker: the solution's functions, the tests' callables."""
+    ep: Endpoint = _STATE["endpoint"]
+    if kind in ("call", "product"):
+        key = payload[0]
+        if not isinstance(key, str) or key not in route.REGISTRY:
+            _ensure(key)
+        return route.serve(kind, payload)
+    if kind == "method":
+        ident, name, obj, args, kwargs = payload
+        cls = ep.handles.get(ident) if type(ident) is int else None
+        if not isinstance(cls, type) or not isinstance(obj, cls) or not isinstance(name, str):
+            raise LookupError("no such method")
+        if name.startswith("__"):
+            raise LookupError("no such method")
+        return getattr(obj, name)(*args, **kwargs)
+    if kind == "ready":
+        _STATE["ready"] = payload[0]
+        return None
+    raise LookupError(f"the grader does not serve {kind!r}")
+
+
+def _ensure(key: Any) -> None:
+    """Import the module of a graded function the worker names (``tensor_data.py:...``)."""
+    if not isinstance(key, str) or key not in _CONFIG["all_units"]:
+        raise LookupError(f"no graded function {key!r}")
+    import importlib
+
+    file = key.split(":", 1)[0].removesuffix(".py")
+    if file.startswith("mt_examples/"):
+        importlib.import_module(file.replace("/", "."))
+    else:
+        importlib.import_module(f"minitorch.{_CONFIG['layer']}." + file.replace("/", "."))
+
+
+# ---------------------------------------------------------------------------- the worker
+
+
+def _start_worker() -> None:
+    """Start the worker in its sandbox and wait until it has imported the layer."""
+    import _mtcourse_sandbox as sb
+
+    spec = _CONFIG["worker"]
+    mine, theirs = socket.socketpair()
+    jail = sb.Jail(
+        spec["mode"],
+        Path(spec["home"]),
+        tuple(Path(p) for p in spec["readable"]),
+        int(spec["uid"]),
+        {**spec["env"], "MTC_FD": str(theirs.fileno())},
+    )
+    limits = sb.Limits(**spec["limits"])
+    log = open(spec["log"], "ab") if spec.get("log") else None  # noqa: SIM115
+    try:
+        proc = sb.spawn(
+            spec["argv"],
+            jail,
+            limits,
+            pass_fds=(theirs.fileno(),),
+            python=spec["python"],
+            stdout=log.fileno() if log is not None else subprocess.DEVNULL,
+        )
+    finally:
+        if log is not None:
+            log.close()
+    theirs.close()
+    _STATE.update(worker=proc, jail=jail, started=time.monotonic(), ready=False)
+    endpoint = Endpoint(mine, _policy(), _serve, wait=_watch)
+    _STATE["endpoint"] = endpoint
+    route.ENDPOINT = endpoint
+    _STATE["limit"] = (spec["start_cpu"], spec["start_wall"])
+    _STATE["cpu0"] = 0.0
+    _STATE["t0"] = time.monotonic()
+    try:
+        endpoint.serve_until("ready")
+    except BaseException:
+        _stop_worker()
+        raise StudentCrash("the process for your code did not start") from None
+    if _STATE["ready"] is not None:
+        _STATE["broken"] = str(_STATE["ready"])[:MAX_TEXT]
+
+
+def _stop_worker() -> None:
+    import _mtcourse_sandbox as sb
+
+    proc = _STATE.get("worker")
+    endpoint = _STATE.get("endpoint")
+    if endpoint is not None:
+        try:
+            endpoint.sock.close()
+        except OSError:
+            pass
+        endpoint.closed = True
+    if proc is not None:
+        sb.kill(proc, _STATE["jail"])
+    _STATE.update(worker=None, endpoint=None)
+    route.ENDPOINT = None
+
+
+def _cpu() -> float:
+    import _mtcourse_sandbox as sb
+
+    proc = _STATE.get("worker")
+    return sb.tree_cpu(proc.pid) if proc is not None else 0.0
+
+
+def _watch() -> None:
+    """Called while the grader waits for the worker: enforce the run's limits."""
+    now = time.monotonic()
+    if now - _STATE.get("checked", 0.0) < 0.2:
+        return
+    _STATE["checked"] = now
+    cpu_limit, wall_limit = _STATE["limit"]
+    proc = _STATE["worker"]
+    if proc.poll() is not None:
+        return  # the socket's end of stream will say so
+    used = _cpu() - _STATE["cpu0"]
+    if used > cpu_limit or now - _STATE["t0"] > wall_limit:
+        what = f"{used:.1f} s of CPU time" if used > cpu_limit else f"{now - _STATE['t0']:.0f} s"
+        message = (
+            f"time limit: your code used {what} in this test (its limit: {cpu_limit:.0f} s of "
+            f"CPU time, {wall_limit:.0f} s in all): an endless loop, or far slower code than "
+            "the course's"
+        )
+        _STATE.update(event="timeout", event_message=message)
+        _stop_worker()
+        raise StudentTimeout(message)
+
+
+# ----------------------------------------------------------------------------- pytest
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Read the configuration; in ``grade`` mode, start the worker."""
+    path = os.environ.get("MTC_HARNESS")
+    if not path:
+        return
+    _CONFIG.update(json.loads(Path(path).read_text(encoding="utf-8")))
+    route.SIDE = "T"
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 3000))
+
+
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    """Run only the planned tests, public ones first."""
+    if not _CONFIG:
+        return
+    plan = _CONFIG.get("plan")
+    if plan is not None:
+        keep = [i for i in items if i.nodeid in plan]
+        dropped = [i for i in items if i.nodeid not in plan]
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
+    items.sort(key=lambda i: i.nodeid.startswith("hidden/"))
+
+
+_REPORTS: list[dict[str, Any]] = []
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
+    """Keep each phase's outcome and the exception that ended it."""
+    outcome = yield
+    report = outcome.get_result()
+    entry: dict[str, Any] = {"when": call.when, "outcome": report.outcome}
+    if report.failed and call.excinfo is not None:
+        entry["error"] = _describe(call.excinfo.value)
+    _REPORTS.append(entry)
+
+
+def _describe(exc: BaseException) -> dict[str, Any]:
+    leaves = [exc]
+    group = getattr(exc, "exceptions", None)
+    if isinstance(group, tuple) and group:
+        leaves = list(group)
+    first = leaves[0]
+    notes = [str(n) for n in getattr(first, "__notes__", ()) or ()]
+    context = first.__context__
+    return {
+        "type": type(first).__name__,
+        "message": str(first)[:MAX_TEXT],
+        "notes": "\n".join(notes).splitlines()[:12],
+        "context": type(context).__name__ if context is not None else None,
+    }
+
+
+def _outcome(reports: list[dict[str, Any]]) -> tuple[str, dict[str, Any] | None]:
+    for r in reports:
+        if r["outcome"] == "failed":
+            return ("failed" if r["when"] == "call" else "error"), r.get("error")
+    if any(r["outcome"] == "skipped" for r in reports):
+        return "skipped", None
+    return "passed", None
+
+
+def _run_once(item: pytest.Item, nextitem: pytest.Item | None, fresh: bool) -> tuple[str, Any]:
+    from _pytest.runner import runtestprotocol
+
+    if fresh:
+        item._initrequest()  # type: ignore[attr-defined]
+    _REPORTS.clear()
+    runtestprotocol(item, nextitem=nextitem, log=False)
+    return _outcome(list(_REPORTS))
+
+
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
+    """Survey the test, or run it once per graded function it uses."""
+    if not _CONFIG:
+        return None
+    item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+    if _CONFIG["mode"] == "survey":
+        route.USED = set()
+        t0, c0 = time.monotonic(), time.process_time()
+        outcome, error = _run_once(item, nextitem, False)
+        used = sorted(route.USED & set(_CONFIG["units"]))
+        route.USED = None
+        _out(
+            {
+                "nodeid": item.nodeid,
+                "tasks": sorted(m.name for m in item.iter_markers() if m.name.startswith("task")),
+                "outcome": outcome,
+                "error": error,
+                "used": used,
+                "wall": time.monotonic() - t0,
+                "cpu": time.process_time() - c0,
+            }
+        )
+        return True
+    keys = _CONFIG["plan"][item.nodeid]
+    for i, key in enumerate(keys):
+        _out(_graded_run(item, nextitem, key, fresh=i > 0))
+    return True
+
+
+def _graded_run(
+    item: pytest.Item, nextitem: pytest.Item | None, key: str, fresh: bool
+) -> dict[str, Any]:
+    record: dict[str, Any] = {"nodeid": item.nodeid, "key": key}
+    if _TIMEOUTS.get(key, 0) >= 2:
+        record.update(
+            outcome="failed",
+            event="limit",
+            error=_error(
+                "TimeLimit",
+                "not run: this function already ran out of time in two tests (an endless "
+                "loop costs only the function it is in)",
+            ),
+        )
+        return record
+    limits = _CONFIG["limits"].get(f"{item.nodeid} {key}", _CONFIG["default_limit"])
+    _STATE.update(event=None, event_message="")
+    t0 = time.monotonic()
+    cpu = 0.0
+    try:
+        if _STATE.get("worker") is None or _STATE["worker"].poll() is not None:
+            _stop_worker()
+            _start_worker()
+        if _STATE.get("broken"):
+            record.update(outcome="failed", event="import", error=_error("ImportError", _STATE["broken"]))
+            return record
+        _STATE["limit"] = tuple(limits)
+        _STATE["cpu0"] = _cpu()
+        _STATE["t0"] = time.monotonic()
+        route.ACTIVE = key
+        _STATE["endpoint"].request("active", key)
+        outcome, error = _run_once(item, nextitem, fresh)
+        cpu = _cpu() - _STATE["cpu0"]
+    except (StudentTimeout, StudentCrash, WireError) as e:
+        outcome, error = "failed", None
+        if _STATE["event"] is None:
+            _STATE.update(event="wire", event_message=str(e))
+    finally:
+        route.ACTIVE = None
+    worker = _STATE.get("worker")
+    endpoint = _STATE.get("endpoint")
+    if _STATE["event"] is None and (
+        (worker is not None and worker.poll() is not None)
+        or (endpoint is not None and endpoint.closed)
+    ):
+        code = worker.returncode if worker is not None else None
+        _STATE.update(event="crash", event_message=f"the process running your code ended ({_how(code)})")
+    if _STATE["event"] == "timeout":
+        _TIMEOUTS[key] = _TIMEOUTS.get(key, 0) + 1
+    if _STATE["event"] is not None:
+        outcome = "failed"
+        error = _error("WorkerError", _STATE["event_message"])
+        _stop_worker()
+    record.update(
+        outcome=outcome, error=error, event=_STATE["event"], cpu=cpu, wall=time.monotonic() - t0
+    )
+    return record
+
+
+def _error(kind: str, message: str) -> dict[str, Any]:
+    return {"type": kind, "message": message[:MAX_TEXT], "notes": []}
+
+
+def _how(code: int | None) -> str:
+    if code is None:
+        return "it stopped answering"
+    if code < 0:
+        return f"killed by signal {-code}"
+    return f"exit status {code}"
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Stop the worker and mark the end of a session that was not cut short."""
+    if not _CONFIG:
+        return
+    endpoint = _STATE.get("endpoint")
+    if endpoint is not None and not endpoint.closed:
+        try:
+            endpoint.close()
+        except BaseException:  # noqa: BLE001
+            pass
+    if _STATE.get("worker") is not None:
+        _stop_worker()
+    _out({"finished": int(exitstatus)})

@@ -1,0 +1,177 @@
+"""Routes each graded function to the implementation of the run at hand.
+
+The grader builds two copies of the layer, and after each function that holds a solution
+block it adds one line, ``name = __mtc_route__("file.py:Class.name", name, factory)``:
+
+- the grader's copy (``SIDE = "T"``) is the course's solution: a call runs the solution,
+  except a call of the function being graded (``ACTIVE``), which goes to the worker;
+- the worker's copy (``SIDE = "U"``) is the starter with the student's functions: a call
+  of ``ACTIVE`` runs the student's code, any other goes back to the grader's solution.
+
+So each run grades exactly one of the student's functions, with everything around it the
+course's. A *factory* (a function whose solution block sits in a function it returns: a
+kernel) is routed when what it returned is called, since a backend builds its kernels once,
+before any run: each call of the kernel chooses anew whose code runs. Copied into both
+copies' folders as ``_mtcourse_route.py``; it needs nothing but the standard library.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+SIDE = "local"
+"""``"T"`` (the grader's tests), ``"U"`` (the worker) or ``"local"`` (no channel)."""
+
+ACTIVE: str | None = None
+"""The key of the function being graded in this run, if any."""
+
+ENDPOINT: Any = None
+"""The channel (``wire.Endpoint``), once connected."""
+
+USED: set[str] | None = None
+"""On the grader's side, while surveying: the keys the running test used."""
+
+REGISTRY: dict[str, tuple[Callable[..., Any], bool]] = {}
+"""Key -> (this side's implementation, whether it is a factory)."""
+
+_PRODUCTS: dict[tuple[Any, ...], tuple[Any, Callable[..., Any]]] = {}
+
+
+def route(key: str, obj: Any, factory: bool = False) -> Any:
+    """Return ``obj`` (a function, method, static/class method or property) routed by ``key``."""
+    if isinstance(obj, staticmethod):
+        return staticmethod(route(key, obj.__func__, factory))
+    if isinstance(obj, classmethod):
+        return classmethod(route(key, obj.__func__, factory))
+    if isinstance(obj, property):
+        return property(route(key, obj.fget, factory), obj.fset, obj.fdel, obj.__doc__)
+    impl = obj
+    REGISTRY[key] = (impl, factory)
+
+    if factory:
+
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            return make_product(key, impl, args, kwargs)
+
+    else:
+
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            return call(key, impl, args, kwargs)
+
+    named = getattr(impl, "py_func", impl)
+    for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
+        try:
+            setattr(wrapper, attr, getattr(named, attr))
+        except (AttributeError, TypeError):
+            pass
+    wrapper.__mtc_key__ = key  # type: ignore[attr-defined]
+    return wrapper
+
+
+def broken(qualname: str, error: BaseException) -> Callable[..., Any]:
+    """Stands for a student's function whose definition raised (its decorator, say)."""
+    text = f"{qualname} could not be defined: {type(error).__name__}: {error}"
+
+    def fails(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(text)
+
+    fails.__name__ = qualname.rpartition(".")[2]
+    fails.__qualname__ = qualname
+    return fails
+
+
+def call(key: str, impl: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """Run ``key``'s function here or on the other side, as this run wants."""
+    if SIDE == "U":
+        if key == ACTIVE:
+            return impl(*args, **kwargs)
+        return ENDPOINT.request("call", key, args, kwargs)
+    if USED is not None:
+        USED.add(key)
+    if ENDPOINT is not None and key == ACTIVE:
+        return ENDPOINT.request("call", key, args, kwargs)
+    return impl(*args, **kwargs)
+
+
+class Product:
+    """What a routed factory returned: calling it runs the kernel of the run's choice."""
+
+    __mtc_state__ = ("key", "fargs", "fkwargs")
+    __slots__ = ("_built", "__weakref__", "fargs", "fkwargs", "key")
+
+    def __init__(self, key: str, fargs: tuple[Any, ...], fkwargs: dict[str, Any]) -> None:
+        self.key = key
+        self.fargs = fargs
+        self.fkwargs = fkwargs
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return call_product(self, args, kwargs)
+
+    def __repr__(self) -> str:
+        return f"<kernel of {self.key}>"
+
+
+def make_product(
+    key: str, impl: Callable[..., Any], fargs: tuple[Any, ...], fkwargs: dict[str, Any]
+) -> Product:
+    """A factory's call: the grader's side builds the solution's product at once (its checks
+    run where the solution runs them); the worker builds the student's on first use."""
+    p = Product(key, fargs, fkwargs)
+    if SIDE != "U":
+        p._built = impl(*fargs, **fkwargs)
+    return p
+
+
+def _factory(key: str) -> Callable[..., Any]:
+    try:
+        impl, factory = REGISTRY[key]
+    except KeyError:
+        raise LookupError(f"no graded function {key}") from None
+    if not factory:
+        raise LookupError(f"{key} makes no kernel")
+    return impl
+
+
+def _cache_key(key: str, fargs: tuple[Any, ...], fkwargs: dict[str, Any]) -> tuple[Any, ...]:
+    def one(v: Any) -> Any:
+        return v if v is None or type(v) in (bool, int, float, str) else ("id", id(v))
+
+    return (key, tuple(one(v) for v in fargs), tuple((k, one(v)) for k, v in fkwargs.items()))
+
+
+def call_product(p: Product, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """Call what the factory ``p.key`` made for ``p.fargs`` (see :class:`Product`)."""
+    key = p.key
+    if SIDE == "U":
+        if key != ACTIVE:
+            return ENDPOINT.request("product", key, p.fargs, p.fkwargs, args, kwargs)
+        ck = _cache_key(key, p.fargs, p.fkwargs)
+        found = _PRODUCTS.get(ck)
+        if found is None:
+            found = _PRODUCTS[ck] = ((p.fargs, p.fkwargs), _factory(key)(*p.fargs, **p.fkwargs))
+        return found[1](*args, **kwargs)
+    if USED is not None:
+        USED.add(key)
+    if ENDPOINT is not None and key == ACTIVE:
+        return ENDPOINT.request("product", key, p.fargs, p.fkwargs, args, kwargs)
+    try:
+        built = p._built
+    except AttributeError:
+        built = p._built = _factory(key)(*p.fargs, **p.fkwargs)
+    return built(*args, **kwargs)
+
+
+def serve(kind: str, payload: list[Any]) -> Any:
+    """Run a request of the other side (``call``, ``product``) on this side."""
+    if kind == "call":
+        key, args, kwargs = payload
+        impl, factory = REGISTRY[key]
+        if factory:
+            return make_product(key, impl, tuple(args), dict(kwargs))
+        return call(key, impl, tuple(args), dict(kwargs))
+    if kind == "product":
+        key, fargs, fkwargs, args, kwargs = payload
+        _factory(key)
+        return call_product(Product(key, tuple(fargs), dict(fkwargs)), tuple(args), dict(kwargs))
+    raise LookupError(f"no request {kind!r}")

@@ -1,0 +1,386 @@
+"""Start the worker where a hostile submission can do no harm, and make sure it is gone.
+
+Three levels, the strongest this machine offers (:func:`isolation`):
+
+- ``bwrap`` (bubblewrap, the sandbox Flatpak uses): new user, PID, network, IPC and mount
+  namespaces; the worker sees the Python installation and its own folder read-only, a
+  private ``/tmp`` and home, no network, no other process, and nothing of the grader's
+  files (the solution, the hidden tests, the results). It dies with its parent, and every
+  process it started dies with it (its PID namespace ends).
+- ``user`` (running as root without bubblewrap, as Gradescope does): the worker runs as an
+  unprivileged user of its own (a fresh uid per concurrent grading), so file permissions
+  keep it out of the grader's files; every process of that uid is killed at the end.
+- ``none`` (neither): only the limits below and a process group. The grader says so in
+  its output: use it for a course's own solutions, not for students' code.
+
+Every level sets resource limits on the worker and all it starts: address space
+(memory), processes, file size (disk), open files, CPU seconds, no core dumps.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["Jail", "Limits", "descendants", "isolation", "kill", "spawn", "tree_cpu"]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of the worker (each of its processes)."""
+
+    memory: int = 6 << 30  # bytes of address space (Numba and LLVM reserve much)
+    processes: int = 256  # processes and threads of its user (a fork bomb stops there)
+    file_size: int = 256 << 20  # bytes a file it writes may reach
+    open_files: int = 256
+    cpu: int = 3600  # CPU seconds of one process (the grader's own budget is finer)
+
+
+@dataclass(frozen=True)
+class Jail:
+    """Where and as whom the worker runs.
+
+    Args:
+        mode: ``bwrap``, ``user`` or ``none`` (see the module's docstring).
+        home: the worker's writable folder (its home, cwd and Numba cache).
+        readable: folders the worker reads (its code, the Python installation).
+        uid: the user it runs as in ``user`` mode (and inside the bwrap sandbox).
+    """
+
+    mode: str
+    home: Path
+    readable: tuple[Path, ...] = ()
+    uid: int = 65534
+    env: dict[str, str] = field(default_factory=dict)
+
+
+@functools.cache
+def _bwrap_works() -> bool:
+    exe = shutil.which("bwrap")
+    if exe is None:
+        return False
+    try:
+        proc = subprocess.run(
+            [exe, "--unshare-all", "--die-with-parent", *_system_binds(), "--", "/bin/true"],
+            capture_output=True,
+            timeout=20,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return proc.returncode == 0
+
+
+def isolation(wanted: str | None = None) -> str:
+    """The strongest level this machine offers, or ``wanted`` if it works here.
+
+    Raises:
+        RuntimeError: if ``wanted`` is a level this machine cannot give.
+    """
+    levels = []
+    if _bwrap_works():
+        levels.append("bwrap")
+    if os.geteuid() == 0:
+        levels.append("user")
+    levels.append("none")
+    if wanted is None:
+        return levels[0]
+    if wanted not in levels:
+        raise RuntimeError(
+            f"isolation {wanted!r} is not available here (available: {', '.join(levels)}); "
+            "bwrap needs the bubblewrap package and user namespaces, user needs root"
+        )
+    return wanted
+
+
+def _system_binds() -> list[str]:
+    out = []
+    for p in ("/usr", "/bin", "/lib", "/lib64", "/lib32", "/sbin"):
+        if os.path.exists(p):
+            out += ["--ro-bind", p, p]
+    for p in (
+        "/etc/ld.so.cache",
+        "/etc/ld.so.conf",
+        "/etc/ld.so.conf.d",
+        "/etc/localtime",
+        "/etc/nsswitch.conf",
+        "/etc/passwd",
+        "/etc/group",
+        "/etc/alternatives",
+        "/sys/devices/system/cpu",
+    ):
+        if os.path.exists(p):
+            out += ["--ro-bind", p, p]
+    return out
+
+
+def _python_paths(python: Path) -> list[Path]:
+    """What running ``python`` reads: its installation, its environment, their site dirs."""
+    probe = subprocess.run(
+        [
+            str(python),
+            "-c",
+            "import sys, os; print('\\n'.join([sys.prefix, sys.base_prefix, *sys.path]))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    paths = {Path(p).resolve() for p in probe.stdout.splitlines() if p.strip()}
+    paths.add(Path(os.path.realpath(python)).parent.parent)
+    keep: list[Path] = []
+    for p in sorted(paths, key=lambda x: len(x.parts)):
+        if p.exists() and str(p) != "/" and not any(p.is_relative_to(k) for k in keep):
+            keep.append(p)
+    return keep
+
+
+@functools.cache
+def python_paths(python: str) -> tuple[Path, ...]:
+    """:func:`_python_paths`, once per interpreter."""
+    return tuple(_python_paths(Path(python)))
+
+
+def _limit(limits: Limits, new_net: bool) -> None:
+    """Runs in the child before it executes the worker."""
+    for what, value in (
+        (resource.RLIMIT_AS, limits.memory),
+        (resource.RLIMIT_NPROC, limits.processes),
+        (resource.RLIMIT_FSIZE, limits.file_size),
+        (resource.RLIMIT_NOFILE, limits.open_files),
+        (resource.RLIMIT_CPU, limits.cpu),
+        (resource.RLIMIT_CORE, 0),
+    ):
+        try:
+            resource.setrlimit(what, (value, value))
+        except (ValueError, OSError):
+            pass
+    if new_net:
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.unshare(0x40000000)  # CLONE_NEWNET: no network (where allowed)
+        except OSError:
+            pass
+
+
+def spawn(
+    argv: list[str],
+    jail: Jail,
+    limits: Limits,
+    *,
+    pass_fds: tuple[int, ...] = (),
+    python: str = sys.executable,
+    stdout: int | None = subprocess.DEVNULL,
+) -> subprocess.Popen[bytes]:
+    """Start ``argv`` (the worker) in ``jail`` with ``limits``; its environment is ``jail.env``."""
+    jail.home.mkdir(parents=True, exist_ok=True)
+    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": str(jail.home), **jail.env}
+    if jail.mode == "bwrap":
+        cmd = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session"]
+        cmd += _system_binds()
+        cmd += ["--proc", "/proc", "--dev", "/dev", "--size", str(256 << 20), "--tmpfs", "/tmp"]
+        for p in (*python_paths(python), *jail.readable):
+            cmd += ["--ro-bind", str(p), str(p)]
+        cmd += ["--bind", str(jail.home), str(jail.home), "--chdir", str(jail.home)]
+        cmd += ["--uid", str(jail.uid), "--gid", str(jail.uid), "--hostname", "worker"]
+        cmd += ["--clearenv"]
+        for k, v in env.items():
+            cmd += ["--setenv", k, v]
+        cmd += ["--", *argv]
+        return subprocess.Popen(
+            cmd,
+            pass_fds=pass_fds,
+            stdin=subprocess.DEVNULL,
+            stdout=stdout,
+            stderr=subprocess.STDOUT,
+            preexec_fn=functools.partial(_limit, limits, False),
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+        )
+    if jail.mode == "user":
+        os.chown(jail.home, jail.uid, jail.uid)
+        jail.home.chmod(0o700)
+        return subprocess.Popen(
+            argv,
+            pass_fds=pass_fds,
+            cwd=jail.home,
+            env=env,
+            user=jail.uid,
+            group=jail.uid,
+            extra_groups=[],
+            start_new_session=True,
+            stdin=subprocess.DEVNULL,
+            stdout=stdout,
+            stderr=subprocess.STDOUT,
+            preexec_fn=functools.partial(_limit, limits, True),
+        )
+    return subprocess.Popen(
+        argv,
+        pass_fds=pass_fds,
+        cwd=jail.home,
+        env=env,
+        start_new_session=True,
+        stdin=subprocess.DEVNULL,
+        stdout=stdout,
+        stderr=subprocess.STDOUT,
+        preexec_fn=functools.partial(_limit, limits, False),
+    )
+
+
+def _stat(pid: int) -> list[str] | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            raw = f.read().decode("ascii", "replace")
+    except OSError:
+        return None
+    # The command name (field 2) may hold spaces and parentheses: split after its end.
+    return raw[raw.rfind(")") + 2 :].split()
+
+
+def _parents() -> dict[int, int]:
+    out = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            fields = _stat(int(name))
+            if fields is not None:
+                out[int(name)] = int(fields[1])
+    return out
+
+
+def descendants(pid: int) -> list[int]:
+    """Every living process below ``pid`` (children, theirs, ...)."""
+    parents = _parents()
+    children: dict[int, list[int]] = {}
+    for child, parent in parents.items():
+        children.setdefault(parent, []).append(child)
+    out, todo = [], [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def tree_cpu(pid: int) -> float:
+    """CPU seconds used by ``pid`` and every process below it (reaped ones included)."""
+    total = 0
+    for p in (pid, *descendants(pid)):
+        fields = _stat(p)
+        if fields is not None:
+            # utime stime cutime cstime: fields 14-17 of stat, 12-15 after the name.
+            total += sum(int(x) for x in fields[11:15])
+    return total / _TICK
+
+
+def _kill_uid(uid: int) -> None:
+    """Kill every process of ``uid`` (run as that uid, ``kill(-1)`` reaches exactly those)."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+            os.kill(-1, signal.SIGKILL)
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+
+
+def _of_uid(uid: int) -> list[int]:
+    out = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                if os.stat(f"/proc/{name}").st_uid == uid:
+                    out.append(int(name))
+            except OSError:
+                pass
+    return out
+
+
+def kill(proc: subprocess.Popen[bytes], jail: Jail, timeout: float = 10.0) -> bool:
+    """Kill the worker and everything it started; True once none is left.
+
+    ``bwrap``: killing the sandbox ends its PID namespace. ``user``: every process of
+    the jail's uid. ``none``: the worker's process group and every process below it.
+    """
+    deadline = time.monotonic() + timeout
+    mine = jail.mode == "none"  # orphans come back to this process (a subreaper)
+    while True:
+        below = descendants(os.getpid() if mine else proc.pid)
+        for p in [proc.pid, *below]:
+            try:
+                os.kill(p, signal.SIGKILL)
+            except OSError:
+                pass
+        if jail.mode == "none":
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+        if jail.mode == "user" and os.geteuid() == 0:
+            _kill_uid(jail.uid)
+        try:
+            proc.wait(timeout=0.5)
+        except subprocess.TimeoutExpired:
+            pass
+        left = descendants(os.getpid() if mine else proc.pid)
+        if jail.mode == "user":
+            left += _of_uid(jail.uid)
+        if proc.poll() is not None and not left:
+            return True
+        if time.monotonic() > deadline:
+            return False
+
+
+def become_subreaper() -> None:
+    """Adopt orphaned descendants (a daemon the worker started comes back to this process).
+
+    Linux only; a no-op where ``prctl`` is missing.
+    """
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        pass
+
+
+def reap(uid: int | None = None, timeout: float = 10.0) -> bool:
+    """Kill every process below this one (and, as root, every process of ``uid``).
+
+    The grader calls it before it writes the results: with this process a subreaper
+    (:func:`become_subreaper`), a daemon the submission started is one of them.
+    Returns True once none is left.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        left = descendants(os.getpid())
+        if uid is not None and os.geteuid() == 0:
+            _kill_uid(uid)
+            left += _of_uid(uid)
+        if not left:
+            return True
+        for p in left:
+            try:
+                os.kill(p, signal.SIGKILL)
+            except OSError:
+                pass
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0] > 0:
+                pass
+        except ChildProcessError:
+            pass
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)

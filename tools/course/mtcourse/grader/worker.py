@@ -1,0 +1,72 @@
+"""The worker: the only process that runs a student's code while grading.
+
+Started by the grader's test process inside the sandbox (``sandbox.py``), with the
+channel's socket as file descriptor ``MTC_FD``. It imports the layer from its own folder:
+the starter with the student's functions (``splice.worker_copy``), every other graded
+function routed back to the grader. It then answers the grader's requests (``active``:
+which function this run grades; ``call``/``product``: run it) with plain data, and never
+writes anything the grader reads: all it can say goes through the channel, and the
+grader decides what its answers are worth.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import socket
+import sys
+import traceback
+from typing import Any
+
+import _mtcourse_route as route
+from _mtcourse_wire import Endpoint, Policy, WireError
+
+
+def _module_of(key: str, layer: str) -> str:
+    """``tensor_data.py:to_index`` -> ``minitorch.tensor.tensor_data``."""
+    file = key.split(":", 1)[0].removesuffix(".py")
+    if file.startswith("mt_examples/"):
+        return file.replace("/", ".")
+    return f"minitorch.{layer}." + file.replace("/", ".").removesuffix(".__init__")
+
+
+def main() -> int:
+    """Connect, import the student's copy of the layer, then serve until told to stop."""
+    fd = int(os.environ["MTC_FD"])
+    layer = os.environ["MTC_LAYER"]
+    sock = socket.socket(fileno=fd)
+    policy = Policy(("minitorch.", "mt_examples.", "_mtcourse_route"), trusted=False)
+
+    def serve(kind: str, payload: list[Any]) -> Any:
+        if kind == "active":
+            (key,) = payload
+            if key is not None:
+                importlib.import_module(_module_of(key, layer))
+            route.ACTIVE = key
+            return None
+        if kind in ("call", "product"):
+            key = payload[0]
+            if key not in route.REGISTRY:
+                importlib.import_module(_module_of(key, layer))
+            return route.serve(kind, payload)
+        raise LookupError(f"the worker does not serve {kind!r}")
+
+    endpoint = Endpoint(sock, policy, serve)
+    route.SIDE = "U"
+    route.ENDPOINT = endpoint
+    try:
+        importlib.import_module(f"minitorch.{layer}")
+        error = None
+    except Exception as e:  # noqa: BLE001 - reported to the grader, which decides
+        error = f"{type(e).__name__}: {e}"[:2000]
+    try:
+        endpoint.request("ready", error)
+        endpoint.serve_forever()
+    except WireError:
+        traceback.print_exc()
+        return 3
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
