@@ -17,8 +17,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from config import load_calendar
-from course import assign, autograder, main
+from mtcourse.bundle import autograder
+from mtcourse.cli import main
+from mtcourse.config import load_calendar
+from mtcourse.starter import assign
 
 pytestmark = pytest.mark.packaging
 

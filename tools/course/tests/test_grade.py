@@ -8,8 +8,11 @@ import json
 from pathlib import Path
 
 import pytest
-from config import REPO, load_calendar
-from course import assign, check, grade, main
+from mtcourse.check import check
+from mtcourse.cli import main
+from mtcourse.config import REPO, load_calendar
+from mtcourse.grade import grade
+from mtcourse.starter import assign
 
 pytestmark = pytest.mark.packaging
 

@@ -6,9 +6,12 @@ import textwrap
 
 import pytest
 import tomllib
-from config import CalendarError, load_calendar
-from course import CourseError, assign, main, scan_blocks, script_blocks, week_plan
-from markers import MarkerError, find_blocks, render
+from mtcourse.cli import main
+from mtcourse.config import CalendarError, load_calendar
+from mtcourse.layers import CourseError, scan_blocks, script_blocks
+from mtcourse.markers import MarkerError, find_blocks, render
+from mtcourse.starter import assign
+from mtcourse.weeks import week_plan
 
 SOURCE = textwrap.dedent(
     '''\
@@ -270,8 +273,8 @@ def test_cuda_starter_runs_its_tests_on_the_simulator_without_a_gpu(tmp_path):
 def test_the_graded_package_gets_the_layers_entry_points(tmp_path):
     import importlib.metadata
 
-    from course import grade_spec
-    from grading import register
+    from mtcourse.bundle import grade_spec
+    from mtcourse.grader.grading import register
 
     cal = load_calendar()
     layer = cal.layer("fast")

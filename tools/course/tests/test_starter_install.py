@@ -12,8 +12,8 @@ import re
 import subprocess
 
 import pytest
-from config import load_calendar
-from course import assign
+from mtcourse.config import load_calendar
+from mtcourse.starter import assign
 
 pytestmark = pytest.mark.packaging
 

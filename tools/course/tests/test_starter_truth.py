@@ -16,9 +16,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from config import REPO, load_calendar
-from course import _wheelhouse, assign
-from runner import make_venv
+from mtcourse.config import REPO, load_calendar
+from mtcourse.runner import make_venv
+from mtcourse.starter import assign
+from mtcourse.suite import wheelhouse
 
 sys.path.insert(0, str(REPO / "examples"))
 from mt_examples import graded  # (stdlib only at import)
@@ -188,7 +189,7 @@ def test_the_graded_training_command_trains_and_scores_in_the_starter(tmp_path, 
     lower = CAL.closure(layer)
     python = make_venv(
         tmp_path / "venv",
-        _wheelhouse(CAL, lower, tmp_path / "wheels"),
+        wheelhouse(CAL, lower, tmp_path / "wheels"),
         [f"mt-{d}=={CAL.layer(d).solution_version}" for d in lower],
     )
     env = {**os.environ, "PYTHONPATH": str(starter / "src")}

@@ -4,10 +4,13 @@ import gzip
 from dataclasses import replace
 
 import pytest
-from config import load_calendar
-from course import CourseError, _training_data, assign
-from grading import find_package
-from training_data import GRADED, DataError, make_subset
+from mtcourse.config import load_calendar
+from mtcourse.grader.grading import find_submission
+from mtcourse.grader.splice import Unit
+from mtcourse.layers import CourseError
+from mtcourse.starter import assign
+from mtcourse.suite import data_subset
+from mtcourse.training_data import GRADED, DataError, make_subset
 
 CAL = load_calendar()
 
@@ -67,25 +70,25 @@ def test_missing_or_small_data_is_a_clear_error(real, tmp_path):
         make_subset(real, tmp_path / "c", {"cifar-train": 1})
 
 
-def test_the_grader_takes_the_students_scripts_and_the_courses_helpers(tmp_path):
+def test_the_grader_reads_the_students_script_and_never_its_helpers(tmp_path):
     starter = tmp_path / "starter"
     (starter / "src/minitorch/tensor").mkdir(parents=True)
     (starter / "src/minitorch/tensor/__init__.py").write_text("")
     (starter / "mt_examples").mkdir()
     (starter / "mt_examples/train_tensor.py").write_text("NETWORK = 'mine'\n")
     (starter / "mt_examples/toy.py").write_text("CHEAT = True\n")  # not the student's to grade
-    helpers = tmp_path / "helpers"
-    helpers.mkdir()
-    (helpers / "toy.py").write_text("COURSE = True\n")
-    (helpers / "__init__.py").write_text("")
-    code = find_package(starter, "tensor", tmp_path / "scratch", ("train_tensor.py",), helpers)
-    assert (code / "mt_examples/train_tensor.py").read_text() == "NETWORK = 'mine'\n"
-    assert (code / "mt_examples/toy.py").read_text() == "COURSE = True\n"
+    units = [
+        Unit("mt_examples/train_tensor.py", "Network.forward", "task2_5", False),
+        Unit("tensor_data.py", "to_index", "task2_1", False),
+    ]
+    sub = find_submission(starter, "tensor", tmp_path / "scratch", units)
+    assert sub.files["mt_examples/train_tensor.py"] == "NETWORK = 'mine'\n"
+    assert set(sub.files) == {"mt_examples/train_tensor.py", "tensor_data.py"}  # no toy.py
     # A submission without the script still grades its package (the training tests fail).
     (starter / "mt_examples/train_tensor.py").unlink()
-    code = find_package(starter, "tensor", tmp_path / "again", ("train_tensor.py",), helpers)
-    assert not (code / "mt_examples/train_tensor.py").exists()
-    assert (code / "minitorch/tensor/__init__.py").is_file()
+    sub = find_submission(starter, "tensor", tmp_path / "again", units)
+    assert sub.files["mt_examples/train_tensor.py"] is None
+    assert any(n.startswith("mt_examples/train_tensor.py: not found") for n in sub.notes)
 
 
 def test_the_graded_subset_is_the_one_the_starters_command_makes(tmp_path, real):
@@ -94,7 +97,7 @@ def test_the_graded_subset_is_the_one_the_starters_command_makes(tmp_path, real)
     assert nn.training_data == GRADED
     other = replace(nn, training_data={**GRADED, "mnist-train": 10})
     with pytest.raises(CourseError, match=r"is not GRADED of examples/mt_examples/subset\.py"):
-        _training_data(other, tmp_path / "data", real, required=True)
+        data_subset(other, tmp_path / "data", real, required=True)
 
 
 def test_the_nn_starter_trains_task_4_5_as_graded_and_its_workflow_says_what_it_runs(tmp_path):

@@ -82,6 +82,7 @@ class GradeSpec:
     scripts: tuple[str, ...] = ()  # training scripts' file names in mt_examples/
     test_env: tuple[tuple[str, str], ...] = ()
     opaque: tuple[str, ...] = ()  # classes that cross as handles (autograd histories)
+    pure: tuple[tuple[str, tuple[int, ...]], ...] = ()  # (key, written arguments)
 
     def to_json(self) -> str:
         """The spec as JSON (``spec.json``)."""
@@ -103,6 +104,7 @@ class GradeSpec:
             tuple(d.get("scripts", ())),
             tuple((k, v) for k, v in d.get("test_env", ())),
             tuple(d.get("opaque", ())),
+            tuple((k, tuple(v)) for k, v in d.get("pure", ())),
         )
 
 
@@ -135,7 +137,8 @@ class Course:
 
 def unit_names(units: list[splice.Unit]) -> dict[str, str]:
     """The name a student sees for each unit: ``Class.method``, or ``file:name`` if two
-    files have the same."""
+    files have the same.
+    """
     count: dict[str, int] = {}
     for u in units:
         count[u.qualname] = count.get(u.qualname, 0) + 1
@@ -279,7 +282,7 @@ def _support(where: Path, names: tuple[str, ...]) -> None:
         shutil.copyfile(HERE / _SUPPORT[name], where / name)
 
 
-def _register(where: Path, spec: GradeSpec) -> None:
+def register(where: Path, spec: GradeSpec) -> None:
     """Distribution metadata beside the package, so its entry points are found."""
     info = where / f"{spec.package.replace('-', '_')}-{spec.version}.dist-info"
     info.mkdir(parents=True, exist_ok=True)
@@ -308,15 +311,26 @@ def grader_folder(course: Course, where: Path, source: str = "solution") -> Path
     for rel, file_units in by_file.items():
         path = _package_file(where, spec.layer, rel)
         path.write_text(splice.grader_copy(path.read_text("utf-8"), file_units), "utf-8")
-    _register(where, spec)
-    _support(where, ("_mtcourse_route.py", "_mtcourse_wire.py", "_mtcourse_harness.py",
-                     "_mtcourse_sandbox.py", "_mtcourse_checks.py"))
+    register(where, spec)
+    _support(
+        where,
+        (
+            "_mtcourse_route.py",
+            "_mtcourse_wire.py",
+            "_mtcourse_harness.py",
+            "_mtcourse_sandbox.py",
+            "_mtcourse_checks.py",
+        ),
+    )
     return where
 
 
-def worker_folder(course: Course, submission: Submission | None, where: Path) -> tuple[Path, list[str]]:
+def worker_folder(
+    course: Course, submission: Submission | None, where: Path
+) -> tuple[Path, list[str]]:
     """The worker's copy: the starter with the student's functions (``None``: the course's
-    solution as if it were a student's, for calibrating)."""
+    solution as if it were a student's, for calibrating).
+    """
     spec, units = course.spec, course.units
     shutil.copytree(course.root / "starter", where / "code")
     code = where / "code"
@@ -337,11 +351,13 @@ def worker_folder(course: Course, submission: Submission | None, where: Path) ->
         path.write_text(text, "utf-8")
         if submission is not None:
             if taken.error:
-                notes.append(f"{rel}: {taken.error}; its functions are graded as the starter's stubs")
+                notes.append(
+                    f"{rel}: {taken.error}; its functions are graded as the starter's stubs"
+                )
             for q in taken.missing:
                 if not taken.error:
                     notes.append(f"{rel}: no function {q} (keep the starter's names)")
-    _register(code, spec)
+    register(code, spec)
     _support(code, ("_mtcourse_route.py", "_mtcourse_wire.py", "_mtcourse_worker.py"))
     for path in [where, *where.rglob("*")]:
         path.chmod(0o755 if path.is_dir() else 0o644)
@@ -365,6 +381,15 @@ def _task_tests(spec: GradeSpec, task: str, survey: list[dict[str, Any]]) -> dic
     return out
 
 
+def _cpu(slot: int) -> int | None:
+    """The CPU grading slot ``slot`` runs on (its test process and worker take turns)."""
+    try:
+        allowed = sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return None
+    return allowed[slot % len(allowed)] if allowed else None
+
+
 def run_harness(
     course: Course,
     task: str,
@@ -379,7 +404,7 @@ def run_harness(
     shutil.rmtree(run, ignore_errors=True)
     shutil.copytree(course.root / "suite", run)
     out = run / ".records.jsonl"
-    config = {**config, "out": str(out), "layer": spec.layer, "task": task}
+    config = {"cpu": _cpu(0), **config, "out": str(out), "layer": spec.layer, "task": task}
     (run / ".harness.json").write_text(json.dumps(config), "utf-8")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
     env.update(dict(spec.test_env))
@@ -393,8 +418,13 @@ def run_harness(
     cmd = [str(course.python), "-m", "pytest", "-p", "_mtcourse_harness", "-p", "no:cacheprovider"]
     cmd += ["-q", "--tb=no", "-m", task, *paths]
     proc = subprocess.Popen(
-        cmd, cwd=run, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, start_new_session=True,
+        cmd,
+        cwd=run,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
     try:
         output, _ = proc.communicate(timeout=timeout)
@@ -423,6 +453,7 @@ def _worker_spec(
         "MINITORCH_QUIET": "1",
         "NUMBA_CACHE_DIR": str(home / "numba-cache"),
         "TMPDIR": "/tmp" if isolation == "bwrap" else str(home),
+        "MTC_PURE": json.dumps(dict(spec.pure)),
         **dict(spec.test_env),
     }
     boot = f"import sys; sys.path.insert(0, {str(code)!r}); import _mtcourse_worker as w; sys.exit(w.main())"
@@ -455,7 +486,8 @@ def _opaque(spec: GradeSpec) -> list[str]:
 
 def _scratch(scratch: Path) -> tuple[Path, Path]:
     """A folder only this user reads (the grader's copies, the tests, the records) and one
-    the worker's user reads too (its code and home)."""
+    the worker's user reads too (its code and home).
+    """
     private, public = scratch / "private", scratch / "public"
     scratch.mkdir(parents=True, exist_ok=True)
     scratch.chmod(0o711)
@@ -467,7 +499,8 @@ def _scratch(scratch: Path) -> tuple[Path, Path]:
 
 def _grader_folders(course: Course) -> dict[str, Path]:
     """The grader's copies, made once in the course folder: Numba's cache of the course's
-    kernels lives beside them, so what calibrating compiled, grading loads."""
+    kernels lives beside them, so what calibrating compiled, grading loads.
+    """
     folders = {}
     for kind in ("solution", "full"):
         if (course.root / kind).is_dir():
@@ -495,16 +528,31 @@ def calibrate(course: Course, scratch: Path, isolation: str | None = None) -> di
     private, public = _scratch(scratch)
     folders = _grader_folders(course)
     names = unit_names(units)
-    out: dict[str, Any] = {"isolation": mode, "machine": platform.processor() or platform.machine(), "tasks": {}}
+    out: dict[str, Any] = {
+        "isolation": mode,
+        "machine": platform.processor() or platform.machine(),
+        "tasks": {},
+    }
     code, _ = worker_folder(course, None, public / "worker")
     problems = []
     for tid, title, points in spec.tasks:
-        tfolder = folders["full" if tid in spec.training_tasks and "full" in folders else "solution"]
+        tfolder = folders[
+            "full" if tid in spec.training_tasks and "full" in folders else "solution"
+        ]
         task_units = [u.key for u in units if u.task == tid]
         t0 = time.monotonic()
         survey, text = run_harness(
-            course, tid, {"mode": "survey", "units": task_units, "all_units": [u.key for u in units],
-                          "opaque": _opaque(spec)}, tfolder, private, 3600.0,
+            course,
+            tid,
+            {
+                "mode": "survey",
+                "units": task_units,
+                "all_units": [u.key for u in units],
+                "opaque": _opaque(spec),
+            },
+            tfolder,
+            private,
+            3600.0,
         )
         if not any("finished" in r for r in survey):
             raise RuntimeError(f"{tid}: the survey did not finish:\n{text[-4000:]}")
@@ -531,8 +579,14 @@ def calibrate(course: Course, scratch: Path, isolation: str | None = None) -> di
                 f"{(r.get('error') or {}).get('type')}: {(r.get('error') or {}).get('message', '')[:300]}"
                 for r in failed[:10]
             )
-            problems.append(f"{tid}: the solution fails through the worker:\n{shown}\n{text[-2000:]}")
-        runs = {f"{r['nodeid']} {r['key']}": [r.get("cpu") or 0.0, r.get("wall") or 0.0] for r in records if "key" in r}
+            problems.append(
+                f"{tid}: the solution fails through the worker:\n{shown}\n{text[-2000:]}"
+            )
+        runs = {
+            f"{r['nodeid']} {r['key']}": [r.get("cpu") or 0.0, r.get("wall") or 0.0]
+            for r in records
+            if "key" in r
+        }
         out["tasks"][tid] = {
             "tests": plan,
             "runs": runs,
@@ -571,8 +625,13 @@ def grade(
     for tid, title, points in spec.tasks:
         task_cal = cal["tasks"][tid]
         task_units = [u.key for u in units if u.task == tid]
-        plan = TaskPlan(tid, title, points, tuple((k, names[k]) for k in task_units),
-                        {n: tuple(v) for n, v in task_cal["tests"].items()})
+        plan = TaskPlan(
+            tid,
+            title,
+            points,
+            tuple((k, names[k]) for k in task_units),
+            {n: tuple(v) for n, v in task_cal["tests"].items()},
+        )
         limits = _limits(task_cal["runs"])
         home = public / "homes" / tid
         config = {
@@ -584,18 +643,80 @@ def grade(
             "limits": limits,
             "default_limit": [MIN_CPU * 3, MIN_WALL * 3],
             "worker": _worker_spec(course, code, home, mode, uid, private / f"{tid}.log"),
+            "cpu": _cpu(uid - 60000),
         }
-        budget = 600.0 + 5 * task_cal["wall"] + sum(2 * w for _, w in limits.values()) / max(len(limits), 1) * len(task_units)
-        tfolder = folders["full" if tid in spec.training_tasks and "full" in folders else "solution"]
+        budget = (
+            600.0
+            + 5 * task_cal["wall"]
+            + sum(2 * w for _, w in limits.values()) / max(len(limits), 1) * len(task_units)
+        )
+        tfolder = folders[
+            "full" if tid in spec.training_tasks and "full" in folders else "solution"
+        ]
         records, _ = run_harness(course, tid, config, tfolder, private, budget)
         error = None
         if not any("finished" in r for r in records):
             error = "The tests of this task stopped before the end (the time for the whole task ran out); the tests that did not run count as failed."
         mine = [n for n in notes if any(n.startswith(u.file) for u in units if u.task == tid)]
         entries += task_entries(plan, records, spec.output_limit, mine, error)
-    out = results(entries, time.monotonic() - t0, f"Graded against the tests of {spec.package} (public and hidden).")
+    out = results(
+        entries,
+        time.monotonic() - t0,
+        f"Graded against the tests of {spec.package} (public and hidden).",
+    )
     out["isolation"] = mode
     return out
+
+
+def grade_units(
+    course: Course,
+    files: dict[str, str],
+    keys: set[str],
+    scratch: Path,
+    *,
+    first_failure: bool = False,
+    isolation: str | None = None,
+    uid: int = 60000,
+) -> list[dict[str, Any]]:
+    """Run only the runs that grade ``keys``, with ``files`` as the student's; the records.
+
+    What ``course mutants`` asks of each mutant: a mutant changes one function, so only
+    the runs of that function can notice it; ``first_failure`` stops at the first run that
+    fails (enough to know it is caught).
+    """
+    spec, units = course.spec, course.units
+    cal = course.calibration()
+    mode = sandbox.isolation(isolation or cal.get("isolation"))
+    private, public = _scratch(scratch)
+    code, _ = worker_folder(course, Submission(dict(files), []), public / "worker")
+    folders = _grader_folders(course)
+    records: list[dict[str, Any]] = []
+    for tid, _, _ in spec.tasks:
+        task_units = [u.key for u in units if u.task == tid]
+        if not set(task_units) & keys:
+            continue
+        task_cal = cal["tasks"][tid]
+        config = {
+            "mode": "grade",
+            "plan": task_cal["tests"],
+            "only": sorted(keys & set(task_units)),
+            "first_failure": first_failure,
+            "units": task_units,
+            "all_units": [u.key for u in units],
+            "opaque": _opaque(spec),
+            "limits": _limits(task_cal["runs"]),
+            "default_limit": [MIN_CPU * 3, MIN_WALL * 3],
+            "worker": _worker_spec(
+                course, code, public / "homes" / tid, mode, uid, private / f"{tid}.log"
+            ),
+            "cpu": _cpu(uid - 60000),
+        }
+        tfolder = folders[
+            "full" if tid in spec.training_tasks and "full" in folders else "solution"
+        ]
+        got, _ = run_harness(course, tid, config, tfolder, private, 3600.0)
+        records += got
+    return records
 
 
 def results_for_error(spec: GradeSpec, units: list[splice.Unit], message: str) -> dict[str, Any]:

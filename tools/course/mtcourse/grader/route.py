@@ -35,7 +35,45 @@ USED: set[str] | None = None
 REGISTRY: dict[str, tuple[Callable[..., Any], bool]] = {}
 """Key -> (this side's implementation, whether it is a factory)."""
 
+PURE: dict[str, tuple[int, ...]] = {}
+"""On the worker's side: graded functions whose answer depends on their arguments alone
+(the index helpers), by key, with the positions of the arguments they write into. Their
+answers from the grader are remembered: a student's kernel calls them per element."""
+
 _PRODUCTS: dict[tuple[Any, ...], tuple[Any, Callable[..., Any]]] = {}
+_MEMO: dict[tuple[Any, ...], tuple[Any, list[tuple[int, Any]]]] = {}
+
+
+def _arg_key(v: Any) -> Any:
+    if v is None or type(v) in (bool, int, float, str):
+        return v
+    if type(v) is tuple:
+        return ("t", tuple(_arg_key(x) for x in v))
+    tobytes = getattr(v, "tobytes", None)
+    if tobytes is not None and hasattr(v, "dtype") and hasattr(v, "shape"):
+        return ("a", str(v.dtype), tuple(v.shape), tobytes())
+    raise TypeError("not a plain argument")
+
+
+def _remembered(key: str, outputs: tuple[int, ...], args: tuple[Any, ...]) -> Any:
+    """``key``'s answer for ``args``, asked of the grader once per distinct input."""
+    try:
+        memo_key = (key, tuple(_arg_key(a) for i, a in enumerate(args) if i not in outputs))
+    except TypeError:
+        return ENDPOINT.request("call", key, args, {})
+    found = _MEMO.get(memo_key)
+    if found is None:
+        result = ENDPOINT.request("call", key, args, {})
+        written = [
+            (i, args[i].copy()) for i in outputs if i < len(args) and hasattr(args[i], "copy")
+        ]
+        if len(_MEMO) > 200_000:
+            _MEMO.clear()
+        found = _MEMO[memo_key] = (result, written)
+    result, written = found
+    for i, value in written:
+        args[i][...] = value
+    return result
 
 
 def route(key: str, obj: Any, factory: bool = False) -> Any:
@@ -86,6 +124,9 @@ def call(key: str, impl: Callable[..., Any], args: tuple[Any, ...], kwargs: dict
     if SIDE == "U":
         if key == ACTIVE:
             return impl(*args, **kwargs)
+        outputs = PURE.get(key)
+        if outputs is not None and not kwargs:
+            return _remembered(key, outputs, args)
         return ENDPOINT.request("call", key, args, kwargs)
     if USED is not None:
         USED.add(key)
@@ -98,7 +139,7 @@ class Product:
     """What a routed factory returned: calling it runs the kernel of the run's choice."""
 
     __mtc_state__ = ("key", "fargs", "fkwargs")
-    __slots__ = ("_built", "__weakref__", "fargs", "fkwargs", "key")
+    __slots__ = ("__weakref__", "_built", "fargs", "fkwargs", "key")
 
     def __init__(self, key: str, fargs: tuple[Any, ...], fkwargs: dict[str, Any]) -> None:
         self.key = key
@@ -116,7 +157,8 @@ def make_product(
     key: str, impl: Callable[..., Any], fargs: tuple[Any, ...], fkwargs: dict[str, Any]
 ) -> Product:
     """A factory's call: the grader's side builds the solution's product at once (its checks
-    run where the solution runs them); the worker builds the student's on first use."""
+    run where the solution runs them); the worker builds the student's on first use.
+    """
     p = Product(key, fargs, fkwargs)
     if SIDE != "U":
         p._built = impl(*fargs, **fkwargs)

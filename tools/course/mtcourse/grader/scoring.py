@@ -101,7 +101,6 @@ def task_entries(
     """
     name = f"Task {number(plan.task)}: {plan.title}"
     got = {(r["nodeid"], r["key"]): r for r in records if "key" in r}
-    names = dict(plan.units)
     share = plan.points / len(plan.units) if plan.units else 0.0
     has_hidden = any(_hidden(n) for n in plan.tests)
     fns = []

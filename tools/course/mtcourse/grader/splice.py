@@ -112,7 +112,8 @@ def _defs(tree: ast.Module) -> dict[str, Scope]:
 
 def _placed(tree: ast.Module) -> dict[str, tuple[Scope, ast.stmt]]:
     """Every function whose path holds classes only, with the statement that defines it
-    (itself, or the ``try`` of a student's guarded function)."""
+    (itself, or the ``try`` of a student's guarded function).
+    """
     out: dict[str, tuple[Scope, ast.stmt]] = {}
 
     def walk(body: list[ast.stmt], prefix: str) -> None:
@@ -157,7 +158,8 @@ def _segment(lines: list[str], node: Scope, indent: str) -> list[str]:
 
 def _guarded(lines: list[str], node: Scope, indent: str, qualname: str) -> list[str]:
     """The student's function, defined inside ``try``: one that fails to define (its
-    decorator raises) becomes a function raising that error, and costs only itself."""
+    decorator raises) becomes a function raising that error, and costs only itself.
+    """
     body = _segment(lines, node, indent + "    ")
     return [
         f"{indent}try:\n",
@@ -276,7 +278,9 @@ def worker_copy(starter: str, student: str | None, units: list[Unit]) -> tuple[s
             tail += ["\n", "\n", *_guarded(mine_lines, node, "", q)]
             taken.helpers.append(q)
     imports = []
-    base_imports = {ast.unparse(n) for n in base.body if isinstance(n, (ast.Import, ast.ImportFrom))}
+    base_imports = {
+        ast.unparse(n) for n in base.body if isinstance(n, (ast.Import, ast.ImportFrom))
+    }
     for node in mine.body:
         if isinstance(node, (ast.Import, ast.ImportFrom)) and ast.unparse(node) not in base_imports:
             if isinstance(node, ast.ImportFrom) and node.module == "__future__":

@@ -12,6 +12,7 @@ grader decides what its answers are worth.
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import socket
 import sys
@@ -52,12 +53,13 @@ def main() -> int:
         raise LookupError(f"the worker does not serve {kind!r}")
 
     endpoint = Endpoint(sock, policy, serve)
+    route.PURE = {k: tuple(v) for k, v in json.loads(os.environ.get("MTC_PURE", "{}")).items()}
     route.SIDE = "U"
     route.ENDPOINT = endpoint
     try:
         importlib.import_module(f"minitorch.{layer}")
         error = None
-    except Exception as e:  # noqa: BLE001 - reported to the grader, which decides
+    except Exception as e:
         error = f"{type(e).__name__}: {e}"[:2000]
     try:
         endpoint.request("ready", error)

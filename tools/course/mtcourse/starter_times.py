@@ -35,8 +35,8 @@ import venv
 from dataclasses import dataclass
 from pathlib import Path
 
-from config import Calendar, load_calendar
-from course import assign
+from .config import Calendar, load_calendar
+from .starter import assign
 
 __all__ = ["Timing", "main", "measure_layer", "table"]
 

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-_PATH = Path(__file__).resolve().parents[2] / "examples" / "mt_examples" / "subset.py"
+_PATH = Path(__file__).resolve().parents[3] / "examples" / "mt_examples" / "subset.py"
 _spec = importlib.util.spec_from_file_location("_mt_examples_subset", _PATH)
 assert _spec is not None
 assert _spec.loader is not None

@@ -15,7 +15,15 @@ import re
 import tokenize
 from dataclasses import dataclass
 
-__all__ = ["Block", "MarkerError", "find_blocks", "render", "task_number"]
+__all__ = [
+    "Block",
+    "MarkerError",
+    "find_blocks",
+    "function_spans",
+    "qualnames",
+    "render",
+    "task_number",
+]
 
 _BEGIN = re.compile(r"#\s*BEGIN SOLUTION\s+(?P<task>task\d+_\d+)(?:\s+(?P<text>\S.*?))?\s*$")
 _END = re.compile(r"#\s*END SOLUTION\s*$")
@@ -176,3 +184,15 @@ def render(source: str, blocks: list[Block], keep: frozenset[str] = frozenset())
     out = "".join(lines)
     ast.parse(out)
     return out
+
+
+def function_spans(source: str) -> dict[str, tuple[int, int]]:
+    """Every function of ``source`` by dotted name (``Module.train``): its first and last line.
+
+    The first line is that of its first decorator, if any.
+    """
+    spans: dict[str, tuple[int, int]] = {}
+    for fn, name in qualnames(ast.parse(source)):
+        first = min([fn.lineno, *(d.lineno for d in fn.decorator_list)])
+        spans[name] = (first, fn.end_lineno or fn.lineno)
+    return spans

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +20,11 @@ __all__ = [
     "Task",
     "Week",
     "load_calendar",
+    "root_pyproject",
 ]
 
-REPO = Path(__file__).resolve().parents[2]
-"""The repository root (this file is ``tools/course/config.py``)."""
+REPO = Path(__file__).resolve().parents[3]
+"""The repository root (this file is ``tools/course/mtcourse/config.py``)."""
 
 _TASK = re.compile(r"task\d+_\d+")
 _VERSION = re.compile(r"""^__version__\s*=\s*["']([^"']+)["']""", re.MULTILINE)
@@ -74,6 +75,10 @@ class Layer:
 
     None where course.toml does not say (then neither ``check`` nor the README does).
     """
+    pure: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    """Graded functions whose answer depends on their arguments alone (``file:name`` ->
+    the positions of the arguments they write into): the grader's worker remembers the
+    course's answers to them instead of asking again (a kernel calls them per element)."""
 
     @property
     def package(self) -> str:
@@ -237,6 +242,9 @@ def load_calendar(path: Path = REPO / "course.toml") -> Calendar:
             {str(k): str(v) for k, v in raw.get("test-env", {}).items()},
             {str(k): tuple(map(str, v)) for k, v in raw["uses"].items()} if "uses" in raw else None,
         )
+        layer = replace(
+            layer, pure={str(k): tuple(int(i) for i in v) for k, v in raw.get("pure", {}).items()}
+        )
         for tid, used in (layer.uses or {}).items():
             for t in (tid, *used):
                 if t not in layer.task_ids and t not in layer.needs:
@@ -303,3 +311,9 @@ def load_calendar(path: Path = REPO / "course.toml") -> Calendar:
                         "which is not released by then"
                     )
     return cal
+
+
+def root_pyproject() -> dict[str, Any]:
+    """The repository's own ``pyproject.toml`` (pytest's markers, ruff's rules)."""
+    with (REPO / "pyproject.toml").open("rb") as f:
+        return tomllib.load(f)

@@ -5,18 +5,18 @@
 Each mutant is the layer's solution with one small change inside one solution block (the
 mistakes a student makes: an operator or a comparison swapped, a constant or a range off
 by one, two arguments swapped, a statement dropped, a condition negated). It is graded by
-the real grader (:func:`grading.grade_task`, the code path of ``course grade``): the other
-tasks' functions are the solution's (the overlay), the task's points are split among its
-functions. A mutant is *killed* when a test of its task fails; it *survives* when all
+the real grader (``grader.grading.grade_units``, the code path of ``course grade``): the
+mutated function runs in the worker and every other is the course's, as when a student's
+function is graded; the task's points are split among its functions. A mutant is *killed* when a test of its task fails; it *survives* when all
 pass. Mutants listed in ``equivalent-mutants.toml`` (beside this file) behave exactly as
 the solution does and are counted apart, each with the reason.
 
-It is cheap: one grading environment per layer serves every mutant; the solution is graded
-once per task first (it must get full marks), recording which tests call which of the
-task's functions (the probe's trace). A mutant changes one function only, so only the
-tests that call it can notice: it runs those (the others pass as on the solution; the
-task's score is computed from both), and with ``--first-failure`` stops at the first that
-fails (the points it keeps are then an upper bound from the score formula).
+It is cheap: one grading environment per layer serves every mutant; its calibration grades
+the solution once (it must earn every point) and records which tests use which of the
+task's functions. A mutant changes one function only, so only the runs that grade that
+function can notice it: it runs those (the task's other functions keep their shares), and
+with ``--first-failure`` stops at the first that fails (the points it keeps are then an
+upper bound from the score formula).
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ import difflib
 import json
 import random
 import shutil
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -36,12 +35,19 @@ from pathlib import Path
 from typing import Any
 
 import tomllib
-from markers import Block
+
+from .config import Calendar, load_calendar
+from .grade import grading_env
+from .grader.grading import grade_units
+from .grader.scoring import PUBLIC_PART
+from .grader.splice import find_units
+from .layers import CourseError, scan_blocks
+from .markers import Block, function_spans
 
 __all__ = ["EQUIVALENT", "Mutant", "Outcome", "generate", "load_equivalent", "run_mutants"]
 
 #: The mutants judged equivalent to the solution, each with its reason.
-EQUIVALENT = Path(__file__).resolve().with_name("equivalent-mutants.toml")
+EQUIVALENT = Path(__file__).resolve().parents[1] / "equivalent-mutants.toml"
 
 
 @dataclass(frozen=True)
@@ -139,6 +145,12 @@ def _expr_variants(node: ast.expr) -> Iterator[tuple[str, ast.expr]]:
         plain = [a for a in node.args if not isinstance(a, ast.Starred)]
         if len(plain) == len(node.args) >= 2 and ast.unparse(plain[0]) != ast.unparse(plain[1]):
             yield "swap", ast.Call(node.func, [plain[1], plain[0], *plain[2:]], node.keywords)
+        for i, kw in enumerate(node.keywords):
+            if kw.arg is not None:  # a keyword left out: the callee's default instead
+                yield (
+                    "drop-keyword",
+                    ast.Call(node.func, node.args, node.keywords[:i] + node.keywords[i + 1 :]),
+                )
 
 
 def _stmt_variants(node: ast.stmt) -> Iterator[tuple[str, ast.stmt | None]]:
@@ -150,6 +162,11 @@ def _stmt_variants(node: ast.stmt) -> Iterator[tuple[str, ast.stmt | None]]:
         new = copy.copy(node)
         new.test = ast.UnaryOp(ast.Not(), node.test)
         yield "negate", new
+    elif isinstance(node, ast.Assign) and len(node.targets) > 1:
+        for i, target in enumerate(node.targets):
+            if isinstance(target, (ast.Attribute, ast.Subscript)):  # one write left out
+                rest = node.targets[:i] + node.targets[i + 1 :]
+                yield "drop-write", ast.Assign(rest, node.value, lineno=node.lineno)
     elif isinstance(node, ast.AugAssign):
         for op in _BINOPS.get(type(node.op), []):
             yield "operator", ast.AugAssign(node.target, op(), node.value)
@@ -307,21 +324,18 @@ def run_mutants(
     sample: int | None = None,
     seed: int = 0,
     first_failure: bool = False,
-    all_tests: bool = False,
     json_out: Path | None = None,
     say: Any = print,
+    cal: Calendar | None = None,
 ) -> int:
     """Grade the mutants of ``layer_name``'s solution blocks; print the table per task.
 
     ``sample`` takes that many mutants per task (chosen with ``seed``). Returns 0, or 1 if
-    a task's solution does not get full marks or a killed mutant keeps more than half of
-    its function's share (the score formula should make that impossible).
+    a killed mutant keeps more than half of its function's share (the score formula should
+    make that impossible). Building the grading environment calibrates it: the solution
+    must earn every point there, or this raises.
     """
-    from config import load_calendar
-    from course import CourseError, _write_helpers, grade_spec, grading_env, scan_blocks
-    from grading import _function_scores, function_spans, grade_task, register
-
-    cal = load_calendar()
+    cal = cal or load_calendar()
     layer = cal.layer(layer_name)
     training = set(cal.training_tasks(layer.name))
     wanted = [t for t in layer.task_ids if t not in training and (not tasks or t in tasks)]
@@ -330,12 +344,16 @@ def run_mutants(
             raise CourseError(f"{t} is not a task of {layer.name}")
         if t in training:
             raise CourseError(f"{t} is a training task: its network is not mutated")
-    spec = grade_spec(layer, cal)
     equivalent = load_equivalent()
     originals: dict[str, str] = {}
     by_task: dict[str, list[Mutant]] = {t: [] for t in wanted}
+    unit_of: dict[tuple[str, int], str] = {}
     for path, blocks in scan_blocks(layer).items():
         rel = path.relative_to(layer.src).as_posix()
+        if not (layer.src / rel).is_file() or any(
+            (layer.path / so).resolve() == path.resolve() for so in layer.solution_only
+        ):
+            continue
         text = path.read_text(encoding="utf-8")
         originals[rel] = text
         spans = function_spans(text)
@@ -343,6 +361,9 @@ def run_mutants(
             b.begin: max((a, q) for q, (a, z) in spans.items() if a <= b.begin <= z)[1]
             for b in blocks
         }
+        for b in blocks:
+            (unit,) = find_units(text, [(b.task, b.begin, b.end)], rel)
+            unit_of[(rel, b.begin)] = unit.key
         for m in generate(text, [b for b in blocks if b.task in by_task], rel, owner):
             by_task[m.task].append(m)
     status = 0
@@ -350,72 +371,53 @@ def run_mutants(
     with tempfile.TemporaryDirectory(prefix=f"course-mutants-{layer.name}-") as tmp:
         root = Path(tmp)
         t0 = time.perf_counter()
-        env = grading_env(layer, cal, spec, root)
-        say(f"{layer.name}: grading environment built in {time.perf_counter() - t0:.0f}s")
-        solution_code = root / "solution-code"
-        _as_submitted(layer, solution_code / "minitorch" / layer.name)
-        if spec.training_tasks:
-            # The training tests import the course's helpers (mt_examples.graded) when they
-            # are collected, whichever task runs: a submission has them beside its package.
-            _write_helpers(solution_code / "mt_examples")
-        register(solution_code, spec)
+        env = grading_env(layer.name, root / "env", cal=cal)
+        say(
+            f"{layer.name}: grading environment built and calibrated in {time.perf_counter() - t0:.0f}s"
+        )
+        course = env.course
+        calibration = course.calibration()
+        units = course.units
         n = 0
         summary: list[str] = []
-        for task in spec.tasks:
-            if task[0] not in by_task:
+        for task in layer.tasks:
+            if task.id not in by_task:
                 continue
-            tid, title, points = task
-            found = by_task[tid]
+            found = by_task[task.id]
             chosen = _sample(found, sample, seed)
-            t1 = time.perf_counter()
-            entries, base = grade_task(
-                env.python, solution_code, spec, task, env.template, root / "base", env.solution
-            )
-            shutil.rmtree(root / "base")
-            got = round(sum(e["score"] for e in entries), 2)
+            task_units = [u.key for u in units if u.task == task.id]
+            share = task.points / len(task_units)
+            plan = calibration["tasks"][task.id]["tests"]
             say(
-                f"\n{tid} {title} ({points:g} points): the solution gets {got:g} in "
-                f"{time.perf_counter() - t1:.0f}s; {len(chosen)} of {len(found)} mutants"
+                f"\n{task.id} {task.title} ({task.points:g} points): {len(chosen)} of {len(found)} mutants"
             )
-            if got != points:
-                say("  the solution does not get full marks: no mutant is graded")
-                for e in entries:
-                    if e["score"] != e["max_score"]:
-                        say("  " + e["output"][:1500].replace("\n", "\n  "))
-                status = 1
-                continue
-            base_tests = [
-                r
-                for r in base.tests
-                if tid in r["tasks"] and r["outcome"] != "skipped" and "nodeid" in r
-            ]
-            names = sorted({n for r in base_tests for n in r.get("functions", [])})
-            shares = {f["name"]: f["share"] for f in _function_scores(base_tests, names, points)}
-            limit = max(20.0, 5 * (time.perf_counter() - t1))
             outcomes = []
             for m in chosen:
                 n += 1
+                key = next(
+                    v
+                    for (f, b), v in unit_of.items()
+                    if f == m.file and _within(m, b, originals[f])
+                )
                 outcomes.append(
                     _grade_mutant(
                         m,
-                        task,
-                        spec,
-                        env,
+                        key,
+                        task.points,
+                        share,
+                        plan,
+                        course,
+                        originals,
                         root / f"m{n}",
-                        solution_code,
-                        base_tests,
-                        names,
-                        shares,
                         equivalent.get((layer.name, m.key)),
                         first_failure=first_failure,
-                        all_tests=all_tests,
-                        time_limit=limit,
+                        isolation=env.isolation,
                     )
                 )
                 shutil.rmtree(root / f"m{n}", ignore_errors=True)
-            status |= _report(tid, points, outcomes, originals, say)
+            status |= _report(task.id, task.points, outcomes, originals, say)
             records += [o.to_json(originals[o.mutant.file]) for o in outcomes]
-            summary.append(_summary(tid, points, len(found), outcomes))
+            summary.append(_summary(task.id, task.points, len(found), outcomes))
     say(
         f"\n{layer.name}: task | mutants (of all) | killed | survived | equivalent | "
         "mutation score | most a killed one keeps | least a killed one costs / its share"
@@ -427,22 +429,11 @@ def run_mutants(
     return status
 
 
-def _as_submitted(layer: Any, package: Path) -> None:
-    """Copy ``layer``'s solution package to ``package`` as a submission has it.
-
-    The starter's edits are applied and its ``solution-only`` sources left out: mt-fast's
-    ``FastOps`` runs ``plain.py`` (the kernels the mutants change), as a student's does,
-    instead of the tuned kernels no mutant touches.
-    """
-    shutil.copytree(layer.src, package)
-    prefix = layer.src.relative_to(layer.path)
-    for rel in layer.solution_only:
-        if Path(rel).is_relative_to(prefix):
-            (package / Path(rel).relative_to(prefix)).unlink()
-    for edit in layer.starter_edits:
-        target = package / Path(edit.file).relative_to(prefix)
-        text = target.read_text(encoding="utf-8")
-        target.write_text(text.replace(edit.old, edit.new, 1), encoding="utf-8")
+def _within(m: Mutant, begin: int, source: str) -> bool:
+    """Is the mutant's change inside the block that begins at line ``begin``?"""
+    lines = source.splitlines()
+    end = next(i for i in range(begin, len(lines) + 1) if "END SOLUTION" in lines[i - 1])
+    return begin < m.line < end
 
 
 def _summary(tid: str, points: float, total: int, outcomes: list[Outcome]) -> str:
@@ -462,77 +453,52 @@ def _summary(tid: str, points: float, total: int, outcomes: list[Outcome]) -> st
 
 def _grade_mutant(
     m: Mutant,
-    task: tuple[str, str, float],
-    spec: Any,
-    env: Any,
+    key: str,
+    points: float,
+    share: float,
+    plan: dict[str, list[str]],
+    course: Any,
+    originals: dict[str, str],
     scratch: Path,
-    solution_code: Path,
-    base_tests: list[dict[str, Any]],
-    names: list[str],
-    shares: dict[str, float],
     reason: str | None,
     *,
     first_failure: bool,
-    all_tests: bool,
-    time_limit: float,
+    isolation: str,
 ) -> Outcome:
-    """Grade one mutant: the tests of its task that call its function, on the mutant."""
-    from grading import PUBLIC_PART, _function_scores, grade_task
+    """Grade one mutant: its function's runs, that function the mutant's, the rest the course's.
 
-    tid, _, points = task
-    name = _function_name(m, names)
-    share = shares.get(name, points)
+    The task's other functions are the course's in every run, so they keep their shares
+    whatever the mutant does: what it keeps is its own function's public part for the
+    public tests that still pass (an upper bound with ``first_failure``).
+    """
     t0 = time.perf_counter()
-    code = scratch / "code"
-    shutil.copytree(solution_code, code)
-    (code / "minitorch" / spec.layer / m.file).write_text(m.source, encoding="utf-8")
-    mine = [r["nodeid"] for r in base_tests if name in r.get("functions", []) or all_tests]
-    # Tests that called no function of the task belong to each (the probe saw nothing).
-    mine += [r["nodeid"] for r in base_tests if not r.get("functions") and not all_tests]
-    if not mine:
-        mine = [r["nodeid"] for r in base_tests]
-    limited = replace(spec, time_limit=time_limit)
-    entries, run = grade_task(
-        env.python,
-        code,
-        limited,
-        task,
-        env.template,
-        scratch,
-        env.solution,
-        select=sorted(set(mine)),
-        first_failure=first_failure,
+    files = {rel: text for rel, text in originals.items()}
+    files[m.file] = m.source
+    records = grade_units(
+        course, files, {key}, scratch, first_failure=first_failure, isolation=isolation
     )
-    seconds = time.perf_counter() - t0
-    ran = {r["nodeid"]: r for r in run.tests if "nodeid" in r}
-    failed = [
-        k for k, r in ran.items() if r["outcome"] not in ("passed", "skipped") and tid in r["tasks"]
-    ]
-    if not run.finished or run.timed_out:
-        why = "time limit" if run.timed_out else "the test process ended"
-        failed = failed or [f"({why})"]
-        kept, exact = 0.0, True
-    elif failed:
-        if first_failure:
-            kept, exact = points - (1 - PUBLIC_PART) * share, False  # its verdict is lost
-        else:
-            merged = [ran.get(r["nodeid"], r) for r in base_tests]
-            kept = sum(f["public"] + f["verdict"] for f in _function_scores(merged, names, points))
-            exact = True
-    else:
+    runs = [r for r in records if r.get("key") == key]
+    failed = sorted({r["nodeid"] for r in runs if r["outcome"] != "passed"})
+    finished = any("finished" in r for r in records)
+    mine = [n for n, keys in plan.items() if key in keys]
+    if not finished and not failed:
+        failed = ["(the test process ended before its tests did)"]
+    public = [n for n in mine if not n.startswith("hidden/")]
+    passed_public = sum(
+        1 for r in runs if r["outcome"] == "passed" and not r["nodeid"].startswith("hidden/")
+    )
+    if not failed:
         kept, exact = points, True
+    elif first_failure:
+        kept, exact = points - (1 - PUBLIC_PART) * share, False
+    else:
+        part = PUBLIC_PART * share * (passed_public / len(public) if public else 0.0)
+        kept, exact = points - share + part, True
     if reason is not None:
         status = "equivalent" if not failed else "killed"
     else:
         status = "killed" if failed else "survived"
-    del entries
-    return Outcome(m, status, kept, exact, share, failed, reason or "", seconds)
-
-
-def _function_name(m: Mutant, names: list[str]) -> str:
-    """The grader's name of the mutant's function (``file:function`` where two files share it)."""
-    long = f"{m.file}:{m.function}"
-    return long if long in names else m.function
+    return Outcome(m, status, kept, exact, share, failed, reason or "", time.perf_counter() - t0)
 
 
 def _report(
@@ -574,7 +540,3 @@ def _report(
 
 def _indent(text: str) -> str:
     return "".join(f"    {ln}\n" for ln in text.splitlines())
-
-
-if __name__ == "__main__":  # pragma: no cover - run through course.py
-    sys.exit(run_mutants(sys.argv[1]))

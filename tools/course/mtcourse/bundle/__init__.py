@@ -1,22 +1,30 @@
-"""Write a layer's course folder: what the grader needs and no student may see.
+"""``course autograder``: a layer's Gradescope bundle, and the course folder grading reads.
 
-See ``mtcourse/grader/grading.py`` for its layout. ``course grade`` writes one into a
-temporary folder, ``course autograder`` into the bundle (``course/``).
+The *course folder* holds what the grader needs and no student may see (its layout:
+``grader/grading.py``); ``course grade`` writes one into a temporary folder, the bundle
+ships one as ``course/``. The bundle's ``setup.sh`` and ``run_autograder`` are the files
+in ``templates/``.
 """
 
 from __future__ import annotations
 
 import json
 import shutil
+import tempfile
+import zipfile
 from dataclasses import asdict
 from pathlib import Path
 
-from config import REPO, Calendar, Layer
-from markers import render
-from mtcourse.grader.grading import GradeSpec
-from mtcourse.grader.splice import Unit, find_units
+from ..config import REPO, Calendar, Layer, load_calendar
+from ..grader.grading import GradeSpec
+from ..grader.splice import Unit, find_units
+from ..layers import CourseError, check_version, scan_blocks, script_blocks
+from ..markers import find_blocks, render
+from ..starter import assign
+from ..starter.scripts import SCRIPT_HELPERS
+from ..suite import data_subset, suite_tree, wheelhouse
 
-__all__ = ["OPAQUE", "grade_spec", "layer_units", "write_course"]
+__all__ = ["OPAQUE", "autograder", "grade_spec", "layer_units", "write_bundle", "write_course"]
 
 #: Classes whose objects cross between the grader and the worker as handles: an autograd
 #: history holds the whole graph behind a tensor, which the student's code never walks.
@@ -27,8 +35,6 @@ _IGNORE = shutil.ignore_patterns("__pycache__", ".pytest_cache", ".hypothesis")
 
 def layer_units(layer: Layer, cal: Calendar) -> list[Unit]:
     """The functions the student writes in ``layer``: the units of its solution blocks."""
-    from course import scan_blocks, script_blocks
-
     units: list[Unit] = []
     for path, blocks in scan_blocks(layer).items():
         rel = path.relative_to(layer.src).as_posix()
@@ -59,13 +65,12 @@ def grade_spec(layer: Layer, cal: Calendar) -> GradeSpec:
         tuple(dict.fromkeys(Path(s).name for s in cal.scripts_of(layer.name))),
         tuple(sorted(layer.test_env.items())),
         OPAQUE,
+        tuple(sorted(layer.pure.items())),
     )
 
 
 def _solution_text(path: Path) -> str:
     """A solution file without its marker lines (the code of every task kept)."""
-    from course import find_blocks
-
     text = path.read_text(encoding="utf-8")
     blocks = find_blocks(text, str(path))
     return render(text, blocks, frozenset(b.task for b in blocks)) if blocks else text
@@ -76,8 +81,6 @@ def write_course(layer: Layer, cal: Calendar, where: Path, data: Path | None = N
 
     ``data`` is the training data subset (``suite/data``), if the layer trains on one.
     """
-    from course import _SCRIPT_HELPERS, _test_tree, assign
-
     where.mkdir(parents=True)
     spec = grade_spec(layer, cal)
     units = layer_units(layer, cal)
@@ -114,7 +117,7 @@ def write_course(layer: Layer, cal: Calendar, where: Path, data: Path | None = N
                 continue
             target = where / kind / "mt_examples"
             target.mkdir(parents=True)
-            for name in _SCRIPT_HELPERS:
+            for name in SCRIPT_HELPERS:
                 shutil.copy2(REPO / "examples" / "mt_examples" / name, target / name)
             for script in cal.scripts_of(layer.name):
                 name = Path(script).name
@@ -123,5 +126,82 @@ def write_course(layer: Layer, cal: Calendar, where: Path, data: Path | None = N
                 else:
                     (target / name).write_text(_solution_text(REPO / script), "utf-8")
     shutil.rmtree(starter_tmp)
-    _test_tree(layer, where / "suite", hidden=True, data=data)
+    suite_tree(layer, where / "suite", hidden=True, data=data)
     return where
+
+
+_TEMPLATES = Path(__file__).resolve().parent / "templates"
+_GRADER = Path(__file__).resolve().parents[1] / "grader"
+
+
+def _template(name: str, **values: str) -> str:
+    text = (_TEMPLATES / name).read_text(encoding="utf-8")
+    for key, value in values.items():
+        text = text.replace(f"@{key}@", value)
+    return text
+
+
+def write_bundle(layer: Layer, cal: Calendar, where: Path, data: Path | None) -> Path:
+    """Write the autograder bundle's files into ``where`` (``autograder`` zips them)."""
+    lower = cal.closure(layer.name)
+    wheelhouse(cal, lower, where / "wheels")
+    shutil.copytree(_GRADER, where / "grader", ignore=_IGNORE)
+    write_course(layer, cal, where / "course", data)
+    project = layer.pyproject()["project"]
+    third = [r for r in project.get("dependencies", []) if not r.startswith("mt-")]
+    test_extra = project.get("optional-dependencies", {}).get(
+        "test", ["pytest>=8", "hypothesis>=6.100"]
+    )
+    reqs = [f"mt-{d}=={cal.layer(d).solution_version}" for d in lower]
+    reqs += ["mt-root", *third, *test_extra]
+    (where / "requirements.txt").write_text("\n".join(reqs) + "\n", "utf-8")
+    imports = "".join(f"; import minitorch.{d}" for d in lower)
+    # Compile the lower layers' Numba kernels now, into their cache in the environment.
+    warm = (
+        '"$VPY" -m minitorch.fast.diagnostics compile-time >/dev/null\n' if "fast" in lower else ""
+    )
+    for name in ("setup.sh", "run_autograder"):
+        text = _template(name, PACKAGE=layer.package, IMPORTS=imports, WARM=warm)
+        (where / name).write_text(text, "utf-8")
+        (where / name).chmod(0o755)
+    return where
+
+
+def _zip_dir(folder: Path, out: Path) -> None:
+    """Zip the contents of ``folder`` (not the folder) into ``out``, keeping file modes."""
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file():
+                info = zipfile.ZipInfo(str(path.relative_to(folder)), (2027, 1, 1, 0, 0, 0))
+                info.external_attr = (path.stat().st_mode & 0o777 | 0o100000) << 16
+                info.compress_type = zipfile.ZIP_DEFLATED
+                z.writestr(info, path.read_bytes())
+
+
+def autograder(
+    layer_name: str, out: Path, *, cal: Calendar | None = None, data_dir: Path | None = None
+) -> Path:
+    """Write the Gradescope autograder bundle of ``layer_name`` to the zip file ``out``.
+
+    It holds ``setup.sh`` (the environment, then a calibration: the course's solution
+    graded once on the grading machine), ``run_autograder``, the grader (``grader/``),
+    the course folder (``course/``: the layer's tests, solution and starter, and for a
+    layer with training tasks the data subset they train on, made from ``data_dir``, else
+    ``$MINITORCH_DATA``), the lower layers' wheels and ``requirements.txt``.
+
+    Raises:
+        CourseError: if ``out`` is not a ``.zip`` path, the checkout's versions disagree
+            with course.toml, or the layer's training data cannot be made.
+    """
+    cal = cal or load_calendar()
+    layer = cal.layer(layer_name)
+    if out.suffix != ".zip":
+        raise CourseError(f"--out must name a .zip file, got {out}")
+    check_version(layer)
+    with tempfile.TemporaryDirectory(prefix=f"course-autograder-{layer.name}-") as tmp:
+        data = data_subset(layer, Path(tmp) / "data", data_dir, required=True)
+        bundle = write_bundle(layer, cal, Path(tmp) / "bundle", data)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.unlink(missing_ok=True)
+        _zip_dir(bundle, out)
+    return out

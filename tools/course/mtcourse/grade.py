@@ -1,0 +1,97 @@
+"""``course grade``: grade a submission on this machine, as the autograder bundle does.
+
+A grading environment (:func:`grading_env`) is built once per layer and grades any number
+of submissions: a fresh virtual environment with the lower layers' solution wheels, the
+layer's course folder (``bundle.write_course``) and its calibration (the course's own
+solution graded once here, which must earn every point).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .bundle import write_course
+from .config import Calendar, load_calendar
+from .grader import grading, sandbox
+from .runner import make_venv
+from .suite import data_subset, wheelhouse
+
+__all__ = ["GradingEnv", "grade", "grading_env"]
+
+
+@dataclass(frozen=True)
+class GradingEnv:
+    """What grading a layer runs in: built once, it grades any number of submissions."""
+
+    layer: str
+    course: grading.Course
+    isolation: str
+
+    def grade(self, submission: Path, scratch: Path, slot: int = 0) -> dict[str, Any]:
+        """Grade ``submission`` (``slot``: which of several concurrent gradings this is).
+
+        Raises:
+            grading.SubmissionError: if the submission is missing, empty, or no starter.
+        """
+        return grading.grade(self.course, submission, scratch, self.isolation, 60000 + slot)
+
+
+def grading_env(
+    layer_name: str,
+    root: Path,
+    *,
+    cal: Calendar | None = None,
+    data_dir: Path | None = None,
+    isolation: str | None = None,
+) -> GradingEnv:
+    """Build ``layer_name``'s grading environment in ``root`` and calibrate it.
+
+    ``root`` should be a folder only this user reads (it holds the solution and the hidden
+    tests). The training data subset is made from ``data_dir`` (else ``$MINITORCH_DATA``);
+    without it, the tests that need it skip.
+
+    Raises:
+        RuntimeError: if the solution does not earn every point here (calibration).
+    """
+    cal = cal or load_calendar()
+    layer = cal.layer(layer_name)
+    root.mkdir(parents=True, exist_ok=True)
+    root.chmod(0o700)
+    lower = cal.closure(layer.name)
+    wheels = wheelhouse(cal, lower, root / "wheels")
+    reqs = [f"mt-{d}=={cal.layer(d).solution_version}" for d in lower]
+    python = make_venv(root / "venv", wheels, reqs)
+    data = data_subset(layer, root / "data", data_dir, required=False)
+    course = grading.Course(write_course(layer, cal, root / "course", data), python)
+    mode = sandbox.isolation(isolation)
+    sandbox.become_subreaper()
+    with tempfile.TemporaryDirectory(prefix=f"course-calibrate-{layer.name}-") as tmp:
+        grading.calibrate(course, Path(tmp), mode)
+    return GradingEnv(layer.name, course, mode)
+
+
+def grade(
+    student: Path,
+    layer_name: str,
+    *,
+    cal: Calendar | None = None,
+    data_dir: Path | None = None,
+    isolation: str | None = None,
+) -> dict[str, Any]:
+    """Grade a student's folder (or a zip of it); return Gradescope's ``results.json``.
+
+    Builds a grading environment for this one submission (see :func:`grading_env`).
+
+    Raises:
+        grading.SubmissionError: the submission is missing, empty, or holds no package.
+    """
+    with tempfile.TemporaryDirectory(prefix=f"course-grade-{layer_name}-") as tmp:
+        env = grading_env(
+            layer_name, Path(tmp) / "env", cal=cal, data_dir=data_dir, isolation=isolation
+        )
+        res = env.grade(student, Path(tmp) / "scratch")
+        sandbox.reap()
+        return res

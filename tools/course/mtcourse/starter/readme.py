@@ -1,0 +1,208 @@
+"""The starter's README: the week's tasks, where to write them, their points and commands."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from ..config import Calendar, Layer, Task
+from ..grader.scoring import PUBLIC_PART
+from ..layers import scan_blocks, script_blocks
+from ..markers import function_spans, task_number
+from .workflow import INSTALL, task_command
+
+__all__ = ["student_readme", "task_places"]
+
+
+def task_places(layer: Layer, cal: Calendar) -> dict[str, dict[str, list[str]]]:
+    """Task -> file of the starter -> the functions to write there (from the markers)."""
+    places: dict[str, dict[str, list[str]]] = {}
+    found = [
+        (f"src/minitorch/{layer.name}/{path.relative_to(layer.src).as_posix()}", path, bl)
+        for path, bl in scan_blocks(layer).items()
+        if not any((layer.path / so).resolve() == path.resolve() for so in layer.solution_only)
+    ]
+    found += [
+        (f"mt_examples/{path.name}", path, bl) for path, bl in script_blocks(layer, cal).items()
+    ]
+    for rel, path, bl in found:
+        spans = function_spans(path.read_text(encoding="utf-8"))
+        for b in bl:
+            name = max((a, q) for q, (a, z) in spans.items() if a <= b.begin <= z)[1]
+            names = places.setdefault(b.task, {}).setdefault(rel, [])
+            if name not in names:
+                names.append(name)
+    return places
+
+
+def _tasks_phrase(tasks: list[str]) -> str:
+    """``task 2.1`` or ``tasks 2.1, 2.2 and 2.3``."""
+    numbers = [task_number(t) for t in tasks]
+    if len(numbers) == 1:
+        return f"task {numbers[0]}"
+    return f"tasks {', '.join(numbers[:-1])} and {numbers[-1]}"
+
+
+def task_section(
+    layer: Layer, cal: Calendar, task: Task, places: dict[str, list[str]], guide: str
+) -> str:
+    """The README's section of one task: where, how to test it, its points, what it needs."""
+    write = "".join(
+        f"- `{rel}`: {', '.join(f'`{n}`' for n in names)}\n" for rel, names in places.items()
+    )
+    public = round(task.points * PUBLIC_PART, 2)
+    training = task.id in cal.training_tasks(layer.name)
+    command = task_command(task.id)
+    if not training:
+        run = f"run its tests with `{command}`"
+    elif command.startswith("pytest"):
+        run = "its network is graded by training it (see Training below)"
+    else:
+        run = f"train it as the grader does with `{command}` (see Training below)"
+    if training:
+        points = (
+            f"Points: all {task.points:g} once every graded run reaches its threshold (no "
+            "hidden tests; see Grading)."
+        )
+    else:
+        points = (
+            f"Points: up to {public:g} from the public tests you have, "
+            f"{task.points - public:g} more once every test passes, the hidden ones too (see "
+            "Grading)."
+        )
+    used = [t for t in (layer.uses or {}).get(task.id, ()) if t != task.id]
+    if training:
+        needs = (
+            "Training runs the code of every task of this week: it is graded with the "
+            "course's solution of the other tasks and your network.\n\n"
+        )
+    elif used:
+        needs = (
+            f"Its tests also run the code of {_tasks_phrase(used)}: "
+            "they fail until that is written too. The grader fills in the other tasks with "
+            "the course's solution, so this task is graded on its own code.\n\n"
+        )
+    elif layer.uses is not None:
+        needs = "Its tests run only its own code (and the lower layers').\n\n"
+    else:
+        needs = ""
+    link = f"The guide's section: <{guide}modules/{layer.name}/#{task.id}>.\n\n" if guide else ""
+    return (
+        f"### Task {task_number(task.id)}: {task.title} ({task.points:g} points)\n\n"
+        f'Write (each place raises `NotImplementedError("Task {task_number(task.id)}: '
+        '...")`):\n\n'
+        f"{write}\n"
+        f"Then {run}. {points}\n\n"
+        f"{needs}{link}"
+    )
+
+
+def student_readme(
+    layer: Layer, cal: Calendar, week: int | None, guide_url: str | None = None
+) -> str:
+    deps = [f"`mt-{d}=={cal.layer(d).solution_version}`" for d in cal.closure(layer.name)]
+    guide = cal.guide_url if guide_url is None else guide_url
+    if guide and not guide.endswith("/"):
+        guide += "/"
+    rows = "\n".join(
+        f"| {task_number(t.id)} | {t.title} | `{task_command(t.id)}` | {t.points:g} |"
+        for t in layer.tasks
+    )
+    places = task_places(layer, cal)
+    sections = "".join(
+        task_section(layer, cal, t, places.get(t.id, {}), guide) for t in layer.tasks
+    )
+    when = f" (week {week})" if week is not None else ""
+    lower = (
+        f"It builds on the released solutions of the lower layers ({', '.join(deps)}), "
+        "installed as wheels, so earlier bugs do not carry over.\n\n"
+        if deps
+        else ""
+    )
+    wheels = (
+        "`wheels/` holds the wheels this starter needs that are not on PyPI (the namespace "
+        "root `mt-root`"
+        + (" and the lower layers' solutions" if deps else "")
+        + "); everything else comes from PyPI. Keep the folder in your repository: the "
+        "workflow installs from it too.\n\n"
+    )
+    part = f"{PUBLIC_PART:.0%}"
+    rest = f"{1 - PUBLIC_PART:.0%}"
+    return (
+        f"# {layer.package}: student starter{when}\n\n"
+        f"This is `minitorch.{layer.name}` with the code of this week's tasks taken out. "
+        'Each place to fill in raises `NotImplementedError("Task X.Y: ...")`; the message '
+        "names the task and what to implement. Signatures, docstrings and type hints are "
+        "there to guide you.\n\n"
+        + (f"The guide to this week: <{guide}modules/{layer.name}/>.\n\n" if guide else "")
+        + f"{lower}"
+        "## Set up\n\n"
+        "```\npython -m venv .venv && . .venv/bin/activate\n"
+        f"python -m pip install {INSTALL}\n```\n\n"
+        f"{wheels}"
+        "## Tasks\n\n"
+        "| Task | What | Run its tests | Points |\n|---|---|---|---|\n"
+        f"{rows}\n\n"
+        f"{_test_env_readme(layer)}"
+        "`pytest` runs every test. The tests you see are the public ones; grading adds "
+        "hidden tests of the same tasks and always uses its own copy of the tests, so "
+        "editing them changes nothing. Each task has a time limit when graded: an endless "
+        "loop costs that task's points only.\n\n"
+        "The workflow in `.github/workflows/tests.yml` runs each task's tests on every push "
+        "to main and on every pull request.\n\n"
+        f"{sections}"
+        "## Grading\n\n"
+        "Each task is graded on its own: the other tasks' code is the course's solution. A "
+        "task's points are split equally among the functions you write for it (listed "
+        "above), and each function is graded by the tests that run it:\n\n"
+        "```\n"
+        "share    = task points / number of functions\n"
+        f"function = share * ({PUBLIC_PART:g} * public tests of it passed / its public tests\n"
+        f"                    + {1 - PUBLIC_PART:g} if all its tests pass, public and hidden, "
+        "else 0)\n"
+        "task     = the sum over its functions\n"
+        "```\n\n"
+        f"So {part} of a function's share follows its public tests, and {rest} needs all "
+        "of its tests to pass: one wrong function costs more than half of its share, "
+        "however many other tests pass. The public part is shown at once with each failing "
+        "test's assertion and its values; the hidden tests (their names, not their inputs) "
+        "are shown when the grades are published.\n"
+        f"{_training_readme(layer, cal)}"
+    )
+
+
+def _test_env_readme(layer: Layer) -> str:
+    """The README's sentence on the environment the tests need without a GPU, if any."""
+    if not layer.test_env:
+        return ""
+    env = " ".join(f"{k}={v}" for k, v in layer.test_env.items())
+    return (
+        "Without an NVIDIA GPU, run the tests with the kernels on Numba's CUDA simulator "
+        f"(the workflow does): `{env} pytest -m {layer.task_ids[0]}`.\n\n"
+    )
+
+
+def _training_readme(layer: Layer, cal: Calendar) -> str:
+    """The README's section on the layer's training scripts (empty if it has none).
+
+    It says how each training task is graded: the docstring of the layer's training tests.
+    """
+    scripts = cal.scripts_of(layer.name)
+    if not scripts:
+        return ""
+    rows = "\n".join(
+        f"- Task {task_number(t)}: `mt_examples/{Path(s).name}`, run with "
+        f"`python {Path(s).name} --help`"
+        for s, t in scripts.items()
+    )
+    graded = "".join(
+        f"\n{ast.get_docstring(ast.parse(path.read_text(encoding='utf-8'))) or ''}\n"
+        for path in sorted(layer.training_tests.glob("test_*.py"))
+    )
+    return (
+        "\n## Training\n\n"
+        "The training script of this week is in `mt_examples/`, with the network for you to "
+        "write (its `NotImplementedError` names the task); everything else it needs (data, "
+        "the training loop, the command line) is there. Run it from this folder:\n\n"
+        f"{rows}\n{graded}"
+    )

@@ -1,0 +1,248 @@
+"""The channel between the grader and the worker: plain data only, identity kept, lies refused.
+
+Two endpoints run in one process over a socket pair, each served by a thread; the
+grader's side has the trusted policy, the worker's the untrusted one.
+"""
+
+import socket
+import threading
+
+import numpy as np
+import pytest
+from mtcourse.grader import route
+from mtcourse.grader.wire import (
+    Endpoint,
+    Policy,
+    RemoteCallable,
+    RemoteError,
+    WireError,
+    resolve,
+)
+
+MODULES = ("minitorch.", "mt_examples.", "mtcourse.grader.route")
+
+
+class Pair:
+    """A grader endpoint here and a worker endpoint served by a thread."""
+
+    def __init__(self, serve_worker=None, serve_grader=None):
+        a, b = socket.socketpair()
+        self.grader = Endpoint(a, Policy(MODULES, trusted=True), serve_grader or self._none)
+        self.worker = Endpoint(b, Policy(MODULES, trusted=False), serve_worker or self._none)
+        self.thread = threading.Thread(target=self.worker.serve_forever, daemon=True)
+        self.thread.start()
+
+    @staticmethod
+    def _none(kind, payload):
+        raise LookupError(kind)
+
+    def close(self):
+        self.grader.close()
+        self.thread.join(5)
+
+
+@pytest.fixture
+def echo():
+    """The worker runs ``fn(*args)`` for a request ``("run", fn, args)``."""
+
+    def serve(kind, payload):
+        fn, args = payload
+        return fn(*args)
+
+    pair = Pair(serve_worker=serve)
+    yield pair
+    pair.close()
+
+
+def test_plain_values_round_trip(echo):
+    values = [
+        1,
+        -2.5,
+        float("nan"),
+        float("inf"),
+        "text",
+        None,
+        True,
+        (1, (2.0, "x")),
+        [1, [2]],
+        {"a": 1, (1, 2): [3]},
+        {1, 2},
+        frozenset({3}),
+        b"bytes",
+        slice(1, None, 2),
+        range(3, 9, 2),
+        3 + 4j,
+        np.float64(2.5),
+        np.arange(6.0).reshape(2, 3),
+        np.array([1, 2], dtype=np.int32),
+    ]
+    for v in values:
+        got = echo.grader.request("run", lambda x: x, (v,))
+        if isinstance(v, np.ndarray):
+            assert got.dtype == v.dtype and got.shape == v.shape and (got == v).all()
+        elif isinstance(v, float) and v != v:
+            assert got != got
+        else:
+            assert got == v and type(got) is type(v)
+
+
+def test_identity_survives_a_round_trip_and_shared_objects_stay_shared(echo):
+    inner = [1.0]
+    outer = [inner, inner]
+    got = echo.grader.request("run", lambda x: x, (outer,))
+    assert got is outer  # the grader's own object comes back as itself
+
+
+def test_a_mutation_in_the_worker_reaches_the_graders_object():
+    out = np.zeros(3)
+    leaf = {"derivative": None}
+
+    def serve(kind, payload):
+        arr, d = payload
+        arr[:] = [1.0, 2.0, 3.0]  # a kernel filling its output
+        d["derivative"] = 4.0  # backpropagate filling a leaf
+        return None
+
+    pair = Pair(serve_worker=serve)
+    pair.grader.request("fill", out, leaf)
+    pair.close()
+    assert out.tolist() == [1.0, 2.0, 3.0]
+    assert leaf["derivative"] == 4.0
+
+
+def test_a_write_into_a_read_only_array_is_refused():
+    shape = np.array([2, 3])
+    shape.setflags(write=False)
+
+    def serve(kind, payload):
+        arr = payload[0]
+        arr.setflags(write=True)  # the worker can flip its own copy's flag
+        arr[0] = 99
+        return None
+
+    pair = Pair(serve_worker=serve)
+    with pytest.raises(WireError, match="may only be read"):
+        pair.grader.request("write", shape)
+    pair.close()
+    assert shape.tolist() == [2, 3]
+
+
+def test_a_test_function_crosses_as_a_handle_and_runs_on_the_graders_side(echo):
+    here = threading.get_ident()
+    seen = []
+
+    def callback(x):
+        seen.append(threading.get_ident())
+        return x * 2
+
+    got = echo.grader.request("run", lambda f, v: f(v), (callback, 21))
+    assert got == 42
+    assert seen == [here]
+
+
+def test_the_worker_gets_a_proxy_not_the_function():
+    def serve(kind, payload):
+        return type(payload[0]).__name__
+
+    pair = Pair(serve_worker=serve)
+    assert pair.grader.request("kind", lambda: 1) == "RemoteCallable"
+    pair.close()
+
+
+class Liar(float):
+    def __eq__(self, other):
+        return True
+
+    __hash__ = float.__hash__
+
+
+class AlwaysEqual:
+    def __eq__(self, other):
+        return True
+
+    def __bool__(self):
+        return True
+
+    def __float__(self):
+        return 42.0
+
+
+class LyingArray(np.ndarray):
+    def __eq__(self, other):
+        return np.ones(self.shape, bool)
+
+
+@pytest.mark.parametrize(
+    "make", [lambda: Liar(1.0), AlwaysEqual, lambda: np.zeros(2).view(LyingArray)]
+)
+def test_an_object_of_a_class_the_grader_does_not_know_is_refused(make):
+    pair = Pair(serve_worker=lambda kind, payload: make())
+    with pytest.raises(WireError):
+        pair.grader.request("lie")
+    pair.close()
+
+
+def test_an_exception_of_a_known_class_is_rebuilt_and_an_unknown_one_is_not():
+    class Sneaky(ValueError):
+        pass
+
+    def serve(kind, payload):
+        if payload[0] == "index":
+            raise IndexError("out of range")
+        raise Sneaky("boo")
+
+    pair = Pair(serve_worker=serve)
+    with pytest.raises(IndexError, match="out of range"):
+        pair.grader.request("x", "index")
+    with pytest.raises(RemoteError, match="Sneaky: boo"):
+        pair.grader.request("x", "other")
+    pair.close()
+
+
+def test_names_that_may_not_cross_are_refused():
+    policy = Policy(MODULES)
+    for ref in [
+        "os:system",
+        "builtins:open",
+        "builtins:eval",
+        "operator:attrgetter",
+        "numpy:save",
+        "subprocess:run",
+        "mtcourse.grader.route:__builtins__",
+    ]:
+        with pytest.raises(WireError):
+            resolve(ref, policy)
+    assert resolve("builtins:abs", policy) is abs
+    assert resolve("numpy:add", policy) is np.add
+
+
+def test_garbage_on_the_channel_is_a_wire_error():
+    a, b = socket.socketpair()
+    grader = Endpoint(a, Policy(MODULES), lambda k, p: None)
+    b.sendall(b"\xff\xff\xff\x7f\x00\x00\x00\x00")  # a header of 2 GiB
+    with pytest.raises(WireError):
+        grader.request("x")
+    b.close()
+
+
+def test_a_closed_channel_is_a_wire_error_not_an_exception():
+    a, b = socket.socketpair()
+    grader = Endpoint(a, Policy(MODULES), lambda k, p: None)
+    b.close()
+    with pytest.raises(WireError):
+        grader.request("x")
+    assert not issubclass(WireError, Exception)  # a test's `except Exception` cannot hide it
+
+
+def test_a_product_routes_by_the_run(monkeypatch):
+    # The grader's side: not the active key, so the solution's product runs here.
+    monkeypatch.setattr(route, "SIDE", "T")
+    monkeypatch.setattr(route, "ACTIVE", None)
+    made = route.route("f.py:make", lambda k: lambda x: x * k, factory=True)
+    product = made(3)
+    assert isinstance(product, route.Product)
+    assert product(2) == 6
+
+
+def test_remote_callable_is_not_a_course_object():
+    assert RemoteCallable.__module__ == "mtcourse.grader.wire"
