@@ -280,3 +280,18 @@ def test_negative_stride_is_named(shape, data):
 def test_negative_stride_on_an_empty_shape_is_refused_too():
     with pytest.raises(IndexingError, match="negative stride"):
         TensorData(np.zeros(1), (0, 2), (-1, 1))
+
+
+@pytest.mark.parametrize("strides", [None, (1, 2)])
+def test_the_layout_arrays_kernels_get_are_read_only(strides):
+    # Shared by every TensorData of the layout: a kernel writing into its ``out_shape``
+    # would change the shape of every tensor made afterwards.
+    td = TensorData(np.zeros(6), (2, 3), strides if strides is None else (1, 2))
+    storage, shape, layout = td.tuple()
+    assert shape.tolist() == [2, 3]
+    for array in (shape, layout):
+        with pytest.raises(ValueError, match="read-only"):
+            array[0] = 7
+    again = TensorData(np.zeros(6), (2, 3), strides if strides is None else (1, 2))
+    assert again.tuple()[1].tolist() == [2, 3]
+    assert storage.flags.writeable  # the data itself is written by kernels

@@ -742,16 +742,26 @@ def _secrets(cal: Calendar) -> list[str]:
     return sorted(out)
 
 
-def _expected(cal: Calendar, attack: Attack, shares: dict[str, int]) -> dict[str, float]:
+def _expected(
+    cal: Calendar, attack: Attack | None, shares: dict[str, int]
+) -> dict[str, tuple[float, float]]:
+    """Per task, the least and the most the attack may earn.
+
+    The most is what it solved honestly; the least that, less the shares of the functions
+    the attack makes misbehave (one that still answers right, after trying to fill the
+    disk, say, keeps its share).
+    """
     layer = cal.layer(LAYER)
     out = {}
     for t in layer.tasks:
         n = t.id.removeprefix("task").replace("_", ".")
-        if t.id not in attack.keep:
-            out[n] = 0.0
+        if attack is None:
+            out[n] = (t.points, t.points)
+        elif t.id not in attack.keep:
+            out[n] = (0.0, 0.0)
         else:
             broken = len(attack.breaks) if t.id == "task0_1" else 0
-            out[n] = round(t.points * (1 - broken / shares[t.id]), 2)
+            out[n] = (round(t.points * (1 - broken / shares[t.id]), 2), t.points)
     return out
 
 
@@ -769,8 +779,8 @@ def _leaks(res: dict[str, Any], secrets: list[str], own: str) -> list[str]:
     return [s for s in secrets if s in text and s not in own]
 
 
-def _survivors() -> list[str]:
-    """Processes a submission left: the worker's, a sandbox's, a sandbox user's."""
+def _survivors(root: Path) -> list[str]:
+    """Processes a submission left: the workers and sandboxes of this run, its users'."""
     out = []
     for name in os.listdir("/proc"):
         if not name.isdigit() or int(name) == os.getpid():
@@ -780,7 +790,7 @@ def _survivors() -> list[str]:
             cmd = Path(f"/proc/{name}/cmdline").read_bytes().replace(b"\0", b" ").decode()
         except OSError:
             continue
-        if 60000 <= uid < 60100 or "_mtcourse_worker" in cmd or "sleep 600" in cmd:
+        if 60000 <= uid < 60100 or any(m in cmd for m in (str(root), "mtc-grade-", "sleep 600")):
             out.append(f"{name}: {cmd[:120]}")
     return out
 
@@ -799,7 +809,7 @@ class Verdict:
 
     attack: str
     where: str
-    expected: dict[str, float]
+    expected: dict[str, tuple[float, float]]
     got: dict[str, float]
     leaks: list[str]
     survivors: list[str]
@@ -808,7 +818,9 @@ class Verdict:
     @property
     def ok(self) -> bool:
         """It earned what it solved, leaked nothing and left nothing behind."""
-        fair = all(abs(self.got.get(k, 0.0) - v) < 0.011 for k, v in self.expected.items())
+        fair = all(
+            lo - 0.011 <= self.got.get(k, 0.0) <= hi + 0.011 for k, (lo, hi) in self.expected.items()
+        )
         return fair and not self.leaks and not self.survivors and not self.rewritten
 
 
@@ -937,12 +949,11 @@ def run_attacks(
             f"graded {len(subs)} submissions with grade-all --jobs {jobs} in {time.perf_counter() - t0:.0f} s"
         )
         time.sleep(4)
-        left = _survivors()
-        full = {t.id.removeprefix("task").replace("_", "."): t.points for t in layer.tasks}
+        left = _survivors(root)
         for name, path in subs.items():
             res = json.loads((root / "gradebook-results" / name / "results.json").read_text())
             attack = next((a for a in ATTACKS if a.name == name), None)
-            expected = full if attack is None else _expected(cal, attack, shares)
+            expected = _expected(cal, attack, shares)
             verdicts.append(
                 Verdict(
                     name,
@@ -962,7 +973,7 @@ def run_attacks(
             for name, path in subs.items():
                 res, rewritten = service.grade(path)
                 attack = next((a for a in ATTACKS if a.name == name), None)
-                expected = full if attack is None else _expected(cal, attack, shares)
+                expected = _expected(cal, attack, shares)
                 verdicts.append(
                     Verdict(
                         name,
@@ -970,7 +981,7 @@ def run_attacks(
                         expected,
                         _by_task(res),
                         _leaks(res, secrets, _own_text(path)),
-                        _survivors(),
+                        _survivors(root),
                         rewritten,
                     )
                 )
@@ -982,10 +993,12 @@ def run_attacks(
     for v in verdicts:
         attack = next((a for a in ATTACKS if a.name == v.attack), None)
         category = attack.category if attack else "(honest solution)"
-        exp = sum(v.expected.values())
+        lo = sum(a for a, _ in v.expected.values())
+        hi = sum(b for _, b in v.expected.values())
+        exp = f"{lo:g}" if lo == hi else f"{lo:.2f}-{hi:g}"
         got = sum(v.got.values())
         say(
-            f"| {v.attack} | {category} | {v.where} | {exp:g} | {got:g} | {len(v.leaks)} | "
+            f"| {v.attack} | {category} | {v.where} | {exp} | {got:g} | {len(v.leaks)} | "
             f"{len(v.survivors)} | {'yes' if v.rewritten else 'no'} | {'ok' if v.ok else 'FAIL'} |"
         )
     for v in verdicts:

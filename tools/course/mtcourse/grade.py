@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .bundle import write_course
+from .bundle import layer_units, write_course
 from .config import Calendar, load_calendar
 from .grader import grading, sandbox
 from .runner import make_venv
@@ -46,8 +46,10 @@ def grading_env(
     cal: Calendar | None = None,
     data_dir: Path | None = None,
     isolation: str | None = None,
+    tasks: tuple[str, ...] | None = None,
 ) -> GradingEnv:
-    """Build ``layer_name``'s grading environment in ``root`` and calibrate it.
+    """Build ``layer_name``'s grading environment in ``root`` and calibrate it (for
+    ``tasks`` only, if given: it then grades those only).
 
     ``root`` should be a folder only this user reads (it holds the solution and the hidden
     tests). The training data subset is made from ``data_dir`` (else ``$MINITORCH_DATA``);
@@ -69,7 +71,7 @@ def grading_env(
     mode = sandbox.isolation(isolation)
     sandbox.become_subreaper()
     with tempfile.TemporaryDirectory(prefix=f"course-calibrate-{layer.name}-") as tmp:
-        grading.calibrate(course, Path(tmp), mode)
+        grading.calibrate(course, Path(tmp), mode, tasks)
     return GradingEnv(layer.name, course, mode)
 
 
@@ -88,7 +90,12 @@ def grade(
     Raises:
         grading.SubmissionError: the submission is missing, empty, or holds no package.
     """
+    cal = cal or load_calendar()
     with tempfile.TemporaryDirectory(prefix=f"course-grade-{layer_name}-") as tmp:
+        # A submission that cannot be graded at all says so before the environment is built.
+        grading.find_submission(
+            student, layer_name, Path(tmp) / "look", layer_units(cal.layer(layer_name), cal)
+        )
         env = grading_env(
             layer_name, Path(tmp) / "env", cal=cal, data_dir=data_dir, isolation=isolation
         )

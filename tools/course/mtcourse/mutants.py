@@ -371,7 +371,7 @@ def run_mutants(
     with tempfile.TemporaryDirectory(prefix=f"course-mutants-{layer.name}-") as tmp:
         root = Path(tmp)
         t0 = time.perf_counter()
-        env = grading_env(layer.name, root / "env", cal=cal)
+        env = grading_env(layer.name, root / "env", cal=cal, tasks=tuple(wanted))
         say(
             f"{layer.name}: grading environment built and calibrated in {time.perf_counter() - t0:.0f}s"
         )

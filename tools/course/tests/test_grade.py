@@ -1,7 +1,7 @@
-"""The autograder on mt-operators: full marks, zero, one task, and code that misbehaves.
+"""The grader on mt-operators: full marks, zero, one task, and code that misbehaves.
 
-Each grade builds a fresh environment and runs one pytest process per task, so these tests
-take a minute or two; time limits are kept small.
+One grading environment (built and calibrated once) grades every submission here, as
+``course grade-all`` does for a class; the command-line tests build their own.
 """
 
 import json
@@ -11,7 +11,7 @@ import pytest
 from mtcourse.check import check
 from mtcourse.cli import main
 from mtcourse.config import REPO, load_calendar
-from mtcourse.grade import grade
+from mtcourse.grade import grading_env
 from mtcourse.starter import assign
 
 pytestmark = pytest.mark.packaging
@@ -20,7 +20,19 @@ CAL = load_calendar()
 LAYER = CAL.layer("operators")
 TASKS = LAYER.task_ids
 ALL = frozenset(TASKS)
-LIMIT = 60.0
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory):
+    return grading_env("operators", tmp_path_factory.mktemp("env"), cal=CAL)
+
+
+@pytest.fixture
+def grade(env, tmp_path):
+    def run(student: Path) -> dict:
+        return env.grade(student, tmp_path / "scratch")
+
+    return run
 
 
 def scores(result):
@@ -44,9 +56,9 @@ def edit(path: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new))
 
 
-def test_solution_gets_full_marks(tmp_path):
+def test_solution_gets_full_marks(tmp_path, grade):
     assign("operators", tmp_path / "s", keep=ALL, cal=CAL, wheels=False)
-    res = grade(tmp_path / "s", "operators", cal=CAL, time_limit=LIMIT)
+    res = grade(tmp_path / "s")
     assert scores(res) == full(res)
     assert res["score"] == sum(t.points for t in LAYER.tasks) > 0
     assert all(t["status"] == "passed" for t in res["tests"])
@@ -58,27 +70,27 @@ def test_solution_gets_full_marks(tmp_path):
     assert {t["name"] for t in hidden} <= {f"{t['name']} (hidden tests)" for t in public}
 
 
-def test_untouched_starter_gets_zero_even_with_its_tests_edited(tmp_path):
+def test_untouched_starter_gets_zero_even_with_its_tests_edited(tmp_path, grade):
     assign("operators", tmp_path / "s", cal=CAL, wheels=False)
     # A student who edits the tests changes nothing: grading uses the repository's copies.
     for f in (tmp_path / "s" / "tests").glob("test_*.py"):
         f.write_text("def test_ok():\n    assert True\n")
-    res = grade(tmp_path / "s", "operators", cal=CAL, time_limit=LIMIT)
+    res = grade(tmp_path / "s")
     assert set(scores(res).values()) == {0.0}
     assert res["score"] == 0.0
     assert all("NotImplementedError" in t["output"] for t in res["tests"])
 
 
 @pytest.mark.parametrize("task", ["task0_1", "task0_4"])
-def test_one_task_filled_in_gets_exactly_its_points(tmp_path, task):
+def test_one_task_filled_in_gets_exactly_its_points(tmp_path, grade, task):
     assign("operators", tmp_path / "s", keep=frozenset({task}), cal=CAL, wheels=False)
-    res = grade(tmp_path / "s", "operators", cal=CAL, time_limit=LIMIT)
+    res = grade(tmp_path / "s")
     number = task[4:].replace("_", ".")
     expected = {n: (m if n == number else 0.0) for n, m in full(res).items()}
     assert scores(res) == expected
 
 
-def test_infinite_loop_times_out_that_task_only(tmp_path):
+def test_an_infinite_loop_costs_its_function_only(tmp_path, grade):
     student = tmp_path / "s"
     assign("operators", student, keep=ALL, cal=CAL, wheels=False)
     edit(
@@ -86,36 +98,49 @@ def test_infinite_loop_times_out_that_task_only(tmp_path):
         'return list(self.__dict__["_modules"].values())',
         "while True:\n            pass",
     )
-    res = grade(student, "operators", cal=CAL, time_limit=15)
-    by_number = {t["number"]: t for t in res["tests"]}
-    assert by_number["0.4"]["score"] == 0.0
-    assert "Time limit exceeded" in by_number["0.4"]["output"]
-    assert by_number["0.1"]["score"] == by_number["0.1"]["max_score"]
-    assert by_number["0.3"]["score"] == by_number["0.3"]["max_score"]
+    res = grade(student)
+    public = next(t for t in res["tests"] if t["number"] == "0.4")
+    assert scores(res)["0.4"] == pytest.approx(10 - 10 / 8, abs=0.01)  # children's share
+    assert "time limit: your code used" in public["output"]
+    assert scores(res)["0.1"] == scores(res)["0.3"] == 10
 
 
-def test_crash_and_flood_are_contained_to_their_task(tmp_path):
+def test_crash_and_flood_cost_their_function_only(tmp_path, grade):
     student = tmp_path / "s"
     assign("operators", student, keep=ALL, cal=CAL, wheels=False)
-    # Task 0.3: the interpreter exits in the middle of the tests.
+    # map: the interpreter exits in the middle of the tests.
     edit(
         student / "src/minitorch/operators/functional.py",
         "return [fn(x) for x in xs]",
         '__import__("os")._exit(3)',
     )
-    # Task 0.1: megabytes on stdout and in an exception message, but right answers.
+    # mul: megabytes on stdout, but right answers.
     edit(
         student / "src/minitorch/operators/scalar.py",
         '"""Return ``x * y``."""\n',
         '"""Return ``x * y``."""\n    print("spam" * 1_000_000)\n',
     )
-    res = grade(student, "operators", cal=CAL, time_limit=LIMIT)
-    by_number = {t["number"]: t for t in res["tests"]}
-    assert by_number["0.3"]["score"] == 0.0
-    assert "ended abnormally (exit 3)" in by_number["0.3"]["output"]
-    assert by_number["0.1"]["score"] == by_number["0.1"]["max_score"]
-    assert by_number["0.4"]["score"] == by_number["0.4"]["max_score"]
+    res = grade(student)
+    got = scores(res)
+    public = next(t for t in res["tests"] if t["number"] == "0.3")
+    assert "the process running your code ended (exit status 3)" in public["output"]
+    # map's share is lost; neg_list, which the course builds on map, is graded with the
+    # course's map and keeps its own.
+    assert got["0.3"] == pytest.approx(10 - 10 / 7, abs=0.01)
+    assert got["0.1"] == got["0.4"] == 10
     assert all(len(t["output"]) <= CAL.output_limit + 100 for t in res["tests"])
+
+
+def test_a_file_that_does_not_parse_grades_its_functions_as_stubs_and_says_why(tmp_path, grade):
+    assign("operators", tmp_path / "s", keep=ALL, cal=CAL, wheels=False)
+    path = tmp_path / "s/src/minitorch/operators/functional.py"
+    path.write_text(path.read_text() + "\ndef broken(:\n")
+    init = tmp_path / "s/src/minitorch/operators/__init__.py"
+    init.write_text("import this_module_does_not_exist\n" + init.read_text())  # never runs
+    res = grade(tmp_path / "s")
+    assert scores(res) == {"0.1": 10.0, "0.3": 0.0, "0.4": 10.0}
+    out = next(t for t in res["tests"] if t["number"] == "0.3")["output"]
+    assert "functional.py: it does not parse (line" in out
 
 
 def test_command_line_writes_results_json(tmp_path, capsys):
@@ -129,8 +154,7 @@ def test_command_line_writes_results_json(tmp_path, capsys):
     assert "total:" in capsys.readouterr().out
 
 
-# Bad input: one line on stderr, a non-zero exit, no results.json. (mt-tensor's verdicts
-# are proved through the autograder bundle: test_autograder.py.)
+# Bad input: one line on stderr, a non-zero exit, no results.json.
 
 
 def test_grading_a_missing_directory_is_an_error(tmp_path, capsys):
@@ -153,19 +177,6 @@ def test_grading_an_empty_submission_is_an_error(tmp_path, capsys):
     (tmp_path / "s" / "README.md").write_text("hello\n")
     assert main(["grade", str(tmp_path / "s"), "--layer", "operators", "--out", "r.json"]) != 0
     assert "holds no src/minitorch/operators/" in capsys.readouterr().err
-
-
-def test_grading_a_submission_that_does_not_import_is_an_error(tmp_path, capsys):
-    assign("operators", tmp_path / "s", cal=CAL, wheels=False)
-    init = tmp_path / "s/src/minitorch/operators/__init__.py"
-    init.write_text("import this_module_does_not_exist\n" + init.read_text())
-    out = tmp_path / "results.json"
-    assert main(["grade", str(tmp_path / "s"), "--layer", "operators", "--out", str(out)]) != 0
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1
-    assert "does not import" in err
-    assert "this_module_does_not_exist" in err
-    assert not out.exists()
 
 
 # check --one-task: a task's test that passes without the task's code is reported.

@@ -5,38 +5,33 @@ import ast
 import json
 
 import pytest
-from config import load_calendar
-from course import (
-    _issue_problems,
-    _leak_problems,
-    _uses_problems,
-    assign,
-    grade,
-    grade_spec,
+from mtcourse.check import uses_problems
+from mtcourse.check.leaks import issue_problems, leak_problems
+from mtcourse.config import load_calendar
+from mtcourse.grade import grade
+from mtcourse.grader.scoring import (
+    EVIDENCE_LINES,
+    PUBLIC_PART,
+    TaskPlan,
+    short,
+    short_hidden,
+    task_entries,
 )
-from grading import EVIDENCE_LINES, PUBLIC_PART, _short, _short_hidden, _task_entries
-from markers import find_blocks
-from mutants import generate, load_equivalent, run_mutants
-from runner import Run
+from mtcourse.markers import find_blocks
+from mtcourse.mutants import generate, load_equivalent, run_mutants
+from mtcourse.starter import assign
 
 CAL = load_calendar()
 
 
-def record(nodeid, outcome="passed", functions=(), message="", notes=(), kind="AssertionError"):
-    errors = [] if outcome == "passed" else [{"type": kind, "message": message, "notes": notes}]
-    return {
-        "nodeid": nodeid,
-        "tasks": ["task9_1"],
-        "outcome": outcome,
-        "errors": errors,
-        "functions": list(functions),
-    }
+def plan(tests, units=("f", "g")):
+    """Task 9.1 (10 points) of functions ``units``; ``tests`` maps node ids to the units they use."""
+    return TaskPlan("task9_1", "Nine", 10.0, tuple((u, u) for u in units), tests)
 
 
-def entries(records, functions=("f", "g")):
-    spec = grade_spec(CAL.layer("operators"), CAL)
-    run = Run(0, False, "", 0, [*records, {"finished": 0}], finished=True)
-    return _task_entries(spec, ("task9_1", "Nine", 10.0), run, None, list(functions))
+def run(nodeid, key, outcome="passed", message="", notes=(), kind="AssertionError"):
+    error = None if outcome == "passed" else {"type": kind, "message": message, "notes": list(notes)}
+    return {"nodeid": nodeid, "key": key, "outcome": outcome, "error": error}
 
 
 def total(es):
@@ -48,57 +43,60 @@ def total(es):
 
 def test_one_wrong_function_among_many_passing_tests_costs_more_than_half_its_share():
     # 40 tests of g pass; one of f's 5 tests fails: f's share (5 points) loses more than half.
-    tests = [record(f"tests/t.py::test_g{i}", functions=["g"]) for i in range(40)]
-    tests += [record(f"tests/t.py::test_f{i}", functions=["f"]) for i in range(4)]
-    tests += [record("tests/t.py::test_f4", "failed", functions=["f"])]
-    es = entries(tests)
+    tests = {f"tests/t.py::test_g{i}": ("g",) for i in range(40)}
+    tests |= {f"tests/t.py::test_f{i}": ("f",) for i in range(5)}
+    records = [run(n, keys[0]) for n, keys in tests.items() if n != "tests/t.py::test_f4"]
+    records.append(run("tests/t.py::test_f4", "f", "failed"))
+    es = task_entries(plan(tests), records, 65536)
     assert total(es) < 10 - 5 / 2
     assert total(es) == pytest.approx(5 + 5 * PUBLIC_PART * 4 / 5, abs=0.01)
     assert sum(e["max_score"] for e in es) == 10
 
 
+def test_a_test_of_two_functions_fails_only_for_the_one_that_is_wrong():
+    # The test uses f and g: run once with the student's f (the course's g), once with the
+    # student's g. Only the run of f fails: g keeps its whole share.
+    tests = {"tests/t.py::test_fg": ("f", "g"), "hidden/t.py::test_h": ("f", "g")}
+    records = [
+        run("tests/t.py::test_fg", "f", "failed"),
+        run("tests/t.py::test_fg", "g"),
+        run("hidden/t.py::test_h", "f", "failed"),
+        run("hidden/t.py::test_h", "g"),
+    ]
+    assert total(task_entries(plan(tests), records, 65536)) == 5
+
+
+def test_the_maximum_of_each_entry_does_not_depend_on_the_submission():
+    tests = {"tests/t.py::a": ("f",), "tests/t.py::b": ("g",), "hidden/t.py::c": ("f", "g")}
+    everything = [run(n, k) for n, keys in tests.items() for k in keys]
+    nothing: list = []  # the test process ended before any record (a crash)
+    full, none = task_entries(plan(tests), everything, 65536), task_entries(plan(tests), nothing, 65536)
+    assert [e["max_score"] for e in full] == [e["max_score"] for e in none] == [4.0, 6.0]
+    assert total(full) == 10
+    assert total(none) == 0
+
+
 def test_a_hidden_failure_costs_more_than_half_and_shows_only_after_publication():
-    tests = [record(f"tests/t.py::test_f{i}", functions=["f"]) for i in range(5)]
-    tests += [record("tests/t.py::test_g", functions=["g"])]
-    tests += [record("hidden/tests/h.py::test_f[7-3]", "failed", ["f"], "assert 3 == 7")]
-    public, hidden = entries(tests)
+    tests = {f"tests/t.py::test_f{i}": ("f",) for i in range(5)}
+    tests |= {"tests/t.py::test_g": ("g",), "hidden/tests/h.py::test_f[7-3]": ("f",)}
+    records = [run(n, keys[0]) for n, keys in tests.items() if n.startswith("tests/")]
+    records.append(run("hidden/tests/h.py::test_f[7-3]", "f", "failed", "assert 3 == 7"))
+    public, hidden = task_entries(plan(tests), records, 65536)
     assert public["score"] == public["max_score"] == 10 * PUBLIC_PART
     assert hidden["visibility"] == "after_published"
     assert hidden["max_score"] == pytest.approx(10 * (1 - PUBLIC_PART))
     assert total([public, hidden]) == pytest.approx(10 - 5 * (1 - PUBLIC_PART))
     # Its name without the parametrization, and no message: nothing of its inputs.
-    assert "FAILED hidden/tests/h.py::test_f: AssertionError" in hidden["output"]
+    assert "FAILED hidden/tests/h.py::test_f (with your f): AssertionError" in hidden["output"]
     assert "7-3" not in hidden["output"]
     assert "assert 3 == 7" not in hidden["output"]
 
 
-def test_a_test_that_ran_no_function_of_the_task_grades_them_all():
-    tests = [record("tests/t.py::test_a", "failed"), record("tests/t.py::test_b", functions=["f"])]
-    # test_a counts against f and g: g keeps nothing, f half of its public part.
-    assert total(entries(tests)) == pytest.approx(5 * PUBLIC_PART / 2)
-
-
-def test_a_function_no_test_reached_earns_no_verdict():
-    # g's stub is never reached (f's raised first in every test that would call g): the
-    # passing tests that ran neither earn g's public part, not its verdict.
-    tests = [record("tests/t.py::test_a"), record("tests/t.py::test_b", "failed", ["f"])]
-    assert total(entries(tests)) == pytest.approx(5 * PUBLIC_PART / 2 + 5 * PUBLIC_PART)
-
-
-def test_where_no_function_is_ever_seen_the_tests_grade_them_all():
-    # Numba-compiled kernels: the probe sees no function of the task in any test.
-    tests = [record("tests/t.py::test_a"), record("hidden/t.py::test_b")]
-    assert total(entries(tests)) == 10
-
-
-def test_the_right_solution_gets_every_point_and_hidden_tests_a_real_share():
-    tests = [
-        record("tests/t.py::test_f", functions=["f"]),
-        record("hidden/t.py::t", functions=["g"]),
-    ]
-    es = entries(tests)
+def test_a_function_without_public_tests_earns_its_share_from_the_hidden_ones():
+    tests = {"tests/t.py::a": ("f",), "hidden/t.py::b": ("g",)}
+    es = task_entries(plan(tests), [run("tests/t.py::a", "f"), run("hidden/t.py::b", "g")], 65536)
     assert total(es) == 10
-    assert es[1]["max_score"] >= 10 / 3
+    assert es[1]["max_score"] == pytest.approx(10 - 5 * PUBLIC_PART)
 
 
 # Feedback with evidence.
@@ -109,30 +107,31 @@ WHERE = "assert 3 == 2\n +  where 3 = index_to_position(array([1, 2]), array([3,
 
 
 def test_a_failing_public_test_keeps_its_where_lines_bounded():
-    r = record("tests/t.py::test_p[a]", "failed", ["f"], WHERE, ["Falsifying example: p(a=1)"])
-    text = _short(r)
-    assert text.startswith("FAILED tests/t.py::test_p[a]: AssertionError: assert 3 == 2")
+    error = {"type": "AssertionError", "message": WHERE, "notes": ["Falsifying example: p(a=1)"]}
+    text = short("tests/t.py::test_p[a]", "to_index", error)
+    assert text.startswith(
+        "FAILED tests/t.py::test_p[a] (with your to_index): AssertionError: assert 3 == 2"
+    )
     assert "where 3 = index_to_position(array([1, 2]), array([3, 1]))" in text
     assert len(text.splitlines()) == EVIDENCE_LINES
     assert text.splitlines()[-1].strip() == "[...]"
 
 
 def test_a_failing_hidden_test_keeps_its_name_and_a_stub_message_only():
-    r = record("hidden/tests/h.py::test_q[3-4]", "failed", ["f"], WHERE, ["Falsifying: q(3)"])
-    assert _short_hidden(r) == "FAILED hidden/tests/h.py::test_q: AssertionError"
-    stub = record(
-        "hidden/tests/h.py::test_q",
-        "failed",
-        ["f"],
-        "Task 2.1: implement f",
-        (),
-        "NotImplementedError",
+    error = {"type": "AssertionError", "message": WHERE, "notes": ["Falsifying: q(3)"]}
+    assert short_hidden("hidden/tests/h.py::test_q[3-4]", "f", error) == (
+        "FAILED hidden/tests/h.py::test_q (with your f): AssertionError"
     )
-    assert _short_hidden(stub).endswith("NotImplementedError: Task 2.1: implement f")
+    stub = {"type": "NotImplementedError", "message": "Task 2.1: implement f", "notes": []}
+    assert short_hidden("hidden/tests/h.py::test_q", "f", stub).endswith(
+        "NotImplementedError: Task 2.1: implement f"
+    )
 
 
 @pytest.mark.packaging
-def test_graded_feedback_shows_pytests_explanation(tmp_path):
+def test_graded_feedback_shows_pytests_explanation_and_one_wrong_function_costs_only_itself(
+    tmp_path,
+):
     student = tmp_path / "s"
     assign(
         "operators", student, keep=frozenset(CAL.layer("operators").task_ids), cal=CAL, wheels=False
@@ -141,16 +140,18 @@ def test_graded_feedback_shows_pytests_explanation(tmp_path):
     text = path.read_text()
     assert text.count("return x * y") == 1
     path.write_text(text.replace("return x * y", "return x + y"))
-    res = grade(student, "operators", cal=CAL, time_limit=60)
+    res = grade(student, "operators", cal=CAL)
     public = next(t for t in res["tests"] if t["number"] == "0.1" and t["visibility"] == "visible")
     assert "where" in public["output"], public["output"][:2000]
+    assert "(with your mul)" in public["output"]
     hidden = next(t for t in res["tests"] if t["number"] == "0.1" and t["visibility"] != "visible")
     assert "mul:" in hidden["output"]
-    # mul's share is lost for more than half; so is that of a function tested with it in one
-    # test (a test counts for every function it calls); the others keep theirs.
+    # mul loses its whole share (every test of it fails); every other function keeps its own,
+    # including those tested together with mul.
     share = 10 / 17
     score = sum(t["score"] for t in res["tests"] if t["number"] == "0.1")
-    assert 5 < score < 10 - share / 2
+    assert score == pytest.approx(10 - share, abs=0.01)
+    assert sum(t["score"] for t in res["tests"]) == pytest.approx(30 - share, abs=0.01)
 
 
 # The mutants command.
@@ -190,6 +191,30 @@ def test_mutants_change_only_the_solution_blocks_and_parse():
     assert "m.py:f: total += max(xs[i], 1.5) - i -> total += max(1.5, xs[i]) - i" in keys
 
 
+VIEW = '''\
+class Data:
+    def permute(self, order):
+        # BEGIN SOLUTION task9_1
+        view = Data.__new__(Data)
+        view.shape = self.shape[0] = tuple(order)
+        return make(view, version=self.version)
+        # END SOLUTION
+'''
+
+
+def test_mutants_leave_out_a_keyword_argument_or_one_attribute_write():
+    # A view that does not pass its base's version counter: the mistake a keyword hides.
+    blocks = find_blocks(VIEW)
+    found = generate(VIEW, blocks, "v.py", {blocks[0].begin: "Data.permute"})
+    keys = {m.key for m in found}
+    assert "v.py:Data.permute: return make(view, version=self.version) -> return make(view)" in keys
+    assert (
+        "v.py:Data.permute: view.shape = self.shape[0] = tuple(order) -> "
+        "view.shape = tuple(order)"
+    ) in keys
+    assert {"drop-keyword", "drop-write"} <= {m.kind for m in found}
+
+
 def test_the_equivalent_mutants_have_reasons():
     for (layer, key), reason in load_equivalent().items():
         assert layer in CAL.layers
@@ -214,7 +239,7 @@ def test_mutants_of_a_sample_of_operators_are_graded_by_the_grader(tmp_path, cap
         else:
             assert r["kept"] == 10
     printed = capsys.readouterr().out
-    assert "the solution gets 10" in printed
+    assert "calibrated" in printed
     assert "mutation score" in printed
 
 
@@ -224,18 +249,18 @@ def test_mutants_of_a_sample_of_operators_are_graded_by_the_grader(tmp_path, cap
 def test_check_catches_a_solution_statement_or_formula_planted_in_a_docstring(tmp_path):
     layer = CAL.layer("operators")
     assign("operators", tmp_path / "s", cal=CAL, wheels=False)
-    assert _leak_problems(layer, CAL, tmp_path / "s") == []
+    assert leak_problems(layer, CAL, tmp_path / "s") == []
     path = tmp_path / "s/src/minitorch/operators/functional.py"
     text = path.read_text()
     # A comment with a statement of reduce's block, blanks changed.
     path.write_text(text.replace('"""', '"""Hint: ``acc  =  fn(acc, x)``.\n', 1))
-    problems = _leak_problems(layer, CAL, tmp_path / "s")
+    problems = leak_problems(layer, CAL, tmp_path / "s")
     assert len(problems) == 1
     assert "functional.py:1 hands out the solution" in problems[0]
     assert "acc = fn(acc, x)" in problems[0]
     # A formula of sigmoid's block with other names: the same shape.
     path.write_text(text + "\n# sigmoid(z) is 1 / (1 + math.exp(-z)) for z >= 0\n")
-    problems = _leak_problems(layer, CAL, tmp_path / "s")
+    problems = leak_problems(layer, CAL, tmp_path / "s")
     assert problems
     assert all("hands out the solution" in p for p in problems)
 
@@ -248,7 +273,7 @@ def test_check_catches_an_issue_number_in_anything_a_starter_ships(tmp_path):
     (tmp_path / "tests/test_a.py").write_text(f"# {issue} {22}: the storage length\nx = 1\n")
     (tmp_path / "README.md").write_text("See Issue #13, (#4) and GH-5.\nNo issues here.\n")
     (tmp_path / "wheels/notes.txt").write_text(f"{issue} {1}\n")
-    problems = _issue_problems(tmp_path)
+    problems = issue_problems(tmp_path)
     assert [p.split(" in ")[-1].split(":")[0] for p in problems] == [
         "README.md",
         "README.md",
@@ -261,9 +286,9 @@ def test_check_catches_an_issue_number_in_anything_a_starter_ships(tmp_path):
 def test_uses_names_every_other_task_whose_code_a_tasks_tests_run():
     layer = CAL.layer("operators")
     ran = [{"nodeid": "tests/t.py::t", "tasks": ["task0_3"], "functions": ["task0_1:mul"]}]
-    assert _uses_problems(layer, ran) == []
+    assert uses_problems(layer, ran) == []
     ran[0]["tasks"] = ["task0_4"]
-    (problem,) = _uses_problems(layer, ran)
+    (problem,) = uses_problems(layer, ran)
     assert "the tests of task0_4 run the code of task0_1" in problem
 
 
@@ -274,7 +299,7 @@ def test_readme_says_per_task_where_what_needs_points_and_the_guide(tmp_path):
     assign("operators", tmp_path / "s", cal=CAL, wheels=False, guide_url="https://x.github.io/mt")
     readme = (tmp_path / "s/README.md").read_text()
     assert "### Task 0.3: " in readme
-    assert "- `src/minitorch/operators/functional.py`: `map.apply`, " in readme
+    assert "- `src/minitorch/operators/functional.py`: `map`, `zip_with`, " in readme
     assert "Its tests also run the code of task 0.1" in readme
     assert "<https://x.github.io/mt/modules/operators/>" in readme
     assert "section: <https://x.github.io/mt/modules/operators/#task0_3>" in readme

@@ -52,7 +52,7 @@ HERE = Path(__file__).resolve().parent
 
 #: What a run of the student's code may take: ``max(MIN_CPU, FACTOR * the course's)`` CPU
 #: seconds, and ``WALL_FACTOR`` times that in all (a busy machine runs it more slowly).
-MIN_CPU = 20.0
+MIN_CPU = 10.0
 FACTOR = 20.0
 WALL_FACTOR = 4.0
 MIN_WALL = 60.0
@@ -511,13 +511,20 @@ def _grader_folders(course: Course) -> dict[str, Path]:
     return folders
 
 
-def calibrate(course: Course, scratch: Path, isolation: str | None = None) -> dict[str, Any]:
+def calibrate(
+    course: Course,
+    scratch: Path,
+    isolation: str | None = None,
+    tasks: tuple[str, ...] | None = None,
+) -> dict[str, Any]:
     """Survey the tests and grade the course's own solution on this machine.
 
     Writes ``calibration.json`` into the course folder: per task, the tests that pass on
     the solution and the functions each uses (the plan of every grading), and each run's
     CPU and wall time with the solution as the student's code (the base of the time
-    limits). The solution must earn every point, or this raises.
+    limits). The solution must earn every point, or this raises. ``tasks`` calibrates
+    those only (what ``course mutants --task`` needs); the others keep what an earlier call
+    measured.
 
     Raises:
         RuntimeError: naming what failed (a test that fails through the worker but passes
@@ -535,7 +542,12 @@ def calibrate(course: Course, scratch: Path, isolation: str | None = None) -> di
     }
     code, _ = worker_folder(course, None, public / "worker")
     problems = []
+    path = course.root / "calibration.json"
+    if tasks is not None and path.is_file():
+        out["tasks"] = json.loads(path.read_text(encoding="utf-8"))["tasks"]
     for tid, title, points in spec.tasks:
+        if tasks is not None and tid not in tasks:
+            continue
         tfolder = folders[
             "full" if tid in spec.training_tasks and "full" in folders else "solution"
         ]
@@ -595,7 +607,7 @@ def calibrate(course: Course, scratch: Path, isolation: str | None = None) -> di
         }
     if problems:
         raise RuntimeError("calibration failed:\n" + "\n".join(problems))
-    (course.root / "calibration.json").write_text(json.dumps(out, indent=1) + "\n", "utf-8")
+    path.write_text(json.dumps(out, indent=1) + "\n", "utf-8")
     return out
 
 

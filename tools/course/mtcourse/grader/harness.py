@@ -24,6 +24,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Generator
 from pathlib import Path
@@ -125,19 +126,15 @@ def _start_worker() -> None:
         {**spec["env"], "MTC_FD": str(theirs.fileno())},
     )
     limits = sb.Limits(**spec["limits"])
-    log = open(spec["log"], "ab") if spec.get("log") else None  # noqa: SIM115
-    try:
-        proc = sb.spawn(
-            spec["argv"],
-            jail,
-            limits,
-            pass_fds=(theirs.fileno(),),
-            python=spec["python"],
-            stdout=log.fileno() if log is not None else subprocess.DEVNULL,
-        )
-    finally:
-        if log is not None:
-            log.close()
+    proc = sb.spawn(
+        spec["argv"],
+        jail,
+        limits,
+        pass_fds=(theirs.fileno(),),
+        python=spec["python"],
+        stdout=subprocess.PIPE,
+    )
+    threading.Thread(target=_drain, args=(proc, spec.get("log")), daemon=True).start()
     theirs.close()
     _STATE.update(worker=proc, jail=jail, started=time.monotonic(), ready=False)
     endpoint = Endpoint(mine, _policy(), _serve, wait=_watch)
@@ -155,6 +152,23 @@ def _start_worker() -> None:
         _STATE["broken"] = str(_STATE["ready"])[:MAX_TEXT]
 
 
+def _drain(proc: subprocess.Popen[bytes], log: str | None) -> None:
+    """Keep the first ``LOG_BYTES`` of the worker's output (for the staff), drop the rest."""
+    assert proc.stdout is not None
+    kept = 0
+    with open(log or os.devnull, "ab") as f:
+        while chunk := proc.stdout.read1(1 << 16):
+            if kept < LOG_BYTES:
+                f.write(chunk[: LOG_BYTES - kept])
+                kept += len(chunk)
+
+
+LOG_BYTES = 1 << 20
+
+IDLE_SECONDS = 15.0
+"""A worker that uses no CPU this long while the grader waits for it is stopped."""
+
+
 def _stop_worker() -> None:
     import _mtcourse_sandbox as sb
 
@@ -170,6 +184,12 @@ def _stop_worker() -> None:
         sb.kill(proc, _STATE["jail"])
     _STATE.update(worker=None, endpoint=None)
     route.ENDPOINT = None
+
+
+def _disk_used(home: Path) -> int:
+    import _mtcourse_sandbox as sb
+
+    return sb.used_bytes(home)
 
 
 def _cpu() -> float:
@@ -190,6 +210,25 @@ def _watch() -> None:
     if proc.poll() is not None:
         return  # the socket's end of stream will say so
     used = _cpu() - _STATE["cpu0"]
+    jail = _STATE["jail"]
+    if jail.mode != "bwrap" and now - _STATE.get("disk_checked", 0.0) > 1.0:
+        _STATE["disk_checked"] = now
+        disk = _CONFIG["worker"]["limits"]["disk"]
+        if _disk_used(jail.home) > disk:
+            message = f"disk limit: your code wrote more than {disk >> 20} MB"
+            _STATE.update(event="limit", event_message=message)
+            _stop_worker()
+            raise StudentCrash(message)
+    if used > _STATE.get("last_used", -1.0):
+        _STATE.update(last_used=used, progressed=now)
+    elif now - max(_STATE.get("progressed", now), _STATE["t0"]) > IDLE_SECONDS:
+        message = (
+            f"your code used no CPU for {IDLE_SECONDS:.0f} s while the grader waited for its "
+            "answer: it sleeps, or waits for something that never comes"
+        )
+        _STATE.update(event="timeout", event_message=message)
+        _stop_worker()
+        raise StudentTimeout(message)
     if used > cpu_limit or now - _STATE["t0"] > wall_limit:
         what = f"{used:.1f} s of CPU time" if used > cpu_limit else f"{now - _STATE['t0']:.0f} s"
         message = (
@@ -361,6 +400,7 @@ def _graded_run(
         _STATE["limit"] = tuple(limits)
         _STATE["cpu0"] = _cpu()
         _STATE["t0"] = time.monotonic()
+        _STATE.update(last_used=-1.0, progressed=_STATE["t0"])
         route.ACTIVE = key
         _STATE["endpoint"].request("active", key)
         outcome, error = _run_once(item, nextitem, fresh)

@@ -43,6 +43,7 @@ class Limits:
     file_size: int = 256 << 20  # bytes a file it writes may reach
     open_files: int = 256
     cpu: int = 3600  # CPU seconds of one process (the grader's own budget is finer)
+    disk: int = 512 << 20  # bytes its home may hold
 
 
 @dataclass(frozen=True)
@@ -190,7 +191,8 @@ def spawn(
         cmd += ["--proc", "/proc", "--dev", "/dev", "--size", str(256 << 20), "--tmpfs", "/tmp"]
         for p in (*python_paths(python), *jail.readable):
             cmd += ["--ro-bind", str(p), str(p)]
-        cmd += ["--bind", str(jail.home), str(jail.home), "--chdir", str(jail.home)]
+        # Its home is a size-limited tmpfs too: a disk it cannot fill (and gone with it).
+        cmd += ["--size", str(limits.disk), "--tmpfs", str(jail.home), "--chdir", str(jail.home)]
         cmd += ["--uid", str(jail.uid), "--gid", str(jail.uid), "--hostname", "worker"]
         cmd += ["--clearenv"]
         for k, v in env.items():
@@ -233,6 +235,30 @@ def spawn(
         stderr=subprocess.STDOUT,
         preexec_fn=functools.partial(_limit, limits, False),
     )
+
+
+def used_bytes(path: Path, most: int = 20_000) -> int:
+    """Bytes of disk the files under ``path`` use (a folder of more than ``most`` entries
+    counts as full: walking it would take too long)."""
+    total, seen = 0, 0
+    todo = [str(path)]
+    while todo:
+        try:
+            entries = list(os.scandir(todo.pop()))
+        except OSError:
+            continue
+        for e in entries:
+            seen += 1
+            if seen > most:
+                return 1 << 62
+            try:
+                if e.is_dir(follow_symlinks=False):
+                    todo.append(e.path)
+                else:
+                    total += e.stat(follow_symlinks=False).st_blocks * 512
+            except OSError:
+                pass
+    return total
 
 
 def _stat(pid: int) -> list[str] | None:

@@ -8,7 +8,8 @@ from pathlib import Path
 from ..config import Calendar, Layer, Task
 from ..grader.scoring import PUBLIC_PART
 from ..layers import scan_blocks, script_blocks
-from ..markers import function_spans, task_number
+from ..grader.splice import find_units
+from ..markers import task_number
 from .workflow import INSTALL, task_command
 
 __all__ = ["student_readme", "task_places"]
@@ -26,12 +27,14 @@ def task_places(layer: Layer, cal: Calendar) -> dict[str, dict[str, list[str]]]:
         (f"mt_examples/{path.name}", path, bl) for path, bl in script_blocks(layer, cal).items()
     ]
     for rel, path, bl in found:
-        spans = function_spans(path.read_text(encoding="utf-8"))
+        # The functions the grader splits the task's points among: each block's outermost
+        # function (a kernel factory, not the kernel it returns).
+        text = path.read_text(encoding="utf-8")
         for b in bl:
-            name = max((a, q) for q, (a, z) in spans.items() if a <= b.begin <= z)[1]
+            (unit,) = find_units(text, [(b.task, b.begin, b.end)], rel)
             names = places.setdefault(b.task, {}).setdefault(rel, [])
-            if name not in names:
-                names.append(name)
+            if unit.qualname not in names:
+                names.append(unit.qualname)
     return places
 
 
@@ -146,15 +149,23 @@ def student_readme(
         f"{_test_env_readme(layer)}"
         "`pytest` runs every test. The tests you see are the public ones; grading adds "
         "hidden tests of the same tasks and always uses its own copy of the tests, so "
-        "editing them changes nothing. Each task has a time limit when graded: an endless "
-        "loop costs that task's points only.\n\n"
+        "editing them changes nothing. Each test has a time limit when graded (CPU time, "
+        "many times the course's own code's on the same machine): an endless loop costs "
+        "the points of the function it is in.\n\n"
         "The workflow in `.github/workflows/tests.yml` runs each task's tests on every push "
         "to main and on every pull request.\n\n"
         f"{sections}"
         "## Grading\n\n"
-        "Each task is graded on its own: the other tasks' code is the course's solution. A "
-        "task's points are split equally among the functions you write for it (listed "
-        "above), and each function is graded by the tests that run it:\n\n"
+        "Only the functions listed above are taken from your submission, each with the "
+        "helper functions and imports you add beside it: nothing else of your files runs "
+        "when graded (module-level code, other files and modules you add, your tests, "
+        "`conftest.py` or configuration). Your code runs in a separate, sandboxed process "
+        "that answers the grader's tests with plain values (numbers, arrays, the course's "
+        "own objects), under limits on time, memory, processes, output and disk.\n\n"
+        "Each function is graded on its own: in each of its tests, every other function "
+        "(of this task and the others) is the course's solution, so a wrong function costs "
+        "only its own points. A task's points are split equally among the functions you "
+        "write for it, and each function is graded by the tests that use it:\n\n"
         "```\n"
         "share    = task points / number of functions\n"
         f"function = share * ({PUBLIC_PART:g} * public tests of it passed / its public tests\n"

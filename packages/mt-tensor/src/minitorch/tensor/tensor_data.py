@@ -264,13 +264,21 @@ _row_major_strides = functools.lru_cache(maxsize=1024)(strides_from_shape)
 """``strides_from_shape``, remembered per shape (its result depends on the shape alone)."""
 
 
+def _read_only(values: tuple[int, ...]) -> npt.NDArray[np.int64]:
+    """An int64 array of ``values`` that cannot be written: it is shared (see below)."""
+    array = np.array(values, np.int64)
+    array.flags.writeable = False
+    return array
+
+
 @functools.lru_cache(maxsize=1024)
 def _row_major_arrays(shape: tuple[int, ...]) -> builtins.tuple[Shape, Strides]:
     """The kernels' shape and row-major stride arrays for ``shape``.
 
-    Shared by every row-major TensorData of that shape: kernels only read them.
+    Shared by every row-major TensorData of that shape, so read-only: a kernel that wrote
+    into its ``out_shape`` would change every tensor of that shape made afterwards.
     """
-    return np.array(shape, np.int64), np.array(_row_major_strides(shape), np.int64)
+    return _read_only(shape), _read_only(_row_major_strides(shape))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -284,7 +292,7 @@ def _layout_arrays(
     """
     if strides == _row_major_strides(shape):
         return _row_major_arrays(shape)
-    return np.array(shape, np.int64), np.array(strides, np.int64)
+    return _read_only(shape), _read_only(strides)
 
 
 _ROW_MAJOR: dict[tuple[int, ...], Any] = {}
