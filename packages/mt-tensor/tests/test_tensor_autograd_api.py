@@ -234,6 +234,87 @@ def test_hooks_see_the_gradient_replace_it_and_are_removable() -> None:
     assert values(x.grad) == [8.0, 16.0]
 
 
+def test_removing_a_hook_twice_never_removes_a_later_one() -> None:
+    """As PyTorch: a second ``remove()`` is a no-op, even after other hooks came and went.
+
+    (Handle ids were reused: register two, remove the second, register a third, and the
+    second's ``remove()`` removed the third.)
+    """
+    x = tensor([1.0, 2.0], requires_grad=True)
+    ran: list[str] = []
+    x.register_hook(lambda g: ran.append("first"))
+    second = x.register_hook(lambda g: ran.append("second"))
+    second.remove()
+    third = x.register_hook(lambda g: ran.append("third"))
+    second.remove()
+    assert third.id != second.id
+    (x * 1).sum().backward()
+    assert ran == ["first", "third"]
+    torch = pytest.importorskip("torch")
+    tx, tran = torch.tensor([1.0, 2.0], requires_grad=True), []
+    tx.register_hook(lambda g: tran.append("first"))
+    tsecond = tx.register_hook(lambda g: tran.append("second"))
+    tsecond.remove()
+    tx.register_hook(lambda g: tran.append("third"))
+    tsecond.remove()
+    (tx * 1).sum().backward()
+    assert tran == ran
+
+
+def test_backward_runs_under_no_grad_so_hooks_record_no_graph() -> None:
+    """A hook returning ``g * w`` (``w`` requires grad) leaves a constant ``x.grad``.
+
+    PyTorch runs the backward pass with grad mode off (unless ``create_graph``); here the
+    gradient was a non-leaf that required grad, so ``x.grad.zero_()`` raised.
+    """
+    x = tensor([1.0, 2.0], requires_grad=True)
+    w = tensor([3.0, 4.0], requires_grad=True)
+    x.register_hook(lambda g: g * w)
+    (x * 1).sum().backward()
+    assert x.grad is not None
+    assert not x.grad.requires_grad
+    assert x.grad.is_leaf
+    assert values(x.grad) == [3.0, 4.0]
+    x.grad.zero_()
+    assert values(x.grad) == [0.0, 0.0]
+    torch = pytest.importorskip("torch")
+    tx = torch.tensor([1.0, 2.0], requires_grad=True)
+    tw = torch.tensor([3.0, 4.0], requires_grad=True)
+    tx.register_hook(lambda g: g * tw)
+    (tx * 1).sum().backward()
+    assert (tx.grad.requires_grad, tx.grad.is_leaf) == (False, True)
+    assert tx.grad.tolist() == [3.0, 4.0]
+
+
+def test_backward_in_several_threads_into_one_leaf_loses_no_update() -> None:
+    """Gradients accumulate into a shared leaf under a lock, as PyTorch's AccumulateGrad.
+
+    (4 threads of 400 backward passes of ``(x * 2).sum()`` left about 2344, not 3200.)
+    """
+    import sys
+    import threading
+
+    x = tensor([1.0], requires_grad=True)
+    start = threading.Barrier(4)
+
+    def work() -> None:
+        start.wait()
+        for _ in range(400):
+            (x * 2).sum().backward()
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads often, inside the accumulation too
+    try:
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert values(x.grad) == [3200.0]
+
+
 def test_a_leaf_hook_changes_what_is_accumulated() -> None:
     x = tensor([1.0, 2.0], requires_grad=True)
     with x.register_hook(lambda g: g + 1):
@@ -406,6 +487,27 @@ def test_in_place_writes_to_a_leaf_that_requires_grad_need_no_grad(write) -> Non
     y = x * 2
     with pytest.raises(RuntimeError, match=r"MulBackward0.*no_grad"):
         write(y)  # a non-leaf: the graph cannot record it
+
+
+def test_fill_with_a_tensor_that_requires_grad_needs_no_grad_as_copy_does() -> None:
+    """``fill_(v)`` with a ``v`` that requires grad is refused outside no_grad, as ``copy_``.
+
+    (It took ``v``'s value and dropped the graph silently. PyTorch records FillBackward;
+    MiniTorch cannot record an in-place write, so it refuses, as ``copy_`` of such a
+    tensor already did.)
+    """
+    v = tensor([3.0], requires_grad=True)
+    k = zeros((2,))
+    with pytest.raises(RuntimeError, match="cannot record the fill"):
+        k.fill_(v)
+    assert values(k) == [0.0, 0.0]
+    with no_grad():
+        k.fill_(v)
+    assert values(k) == [3.0, 3.0]
+    assert not k.requires_grad
+    x = tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        x.fill_(v)  # the target's own check first, as copy_
 
 
 def test_copy_from_a_tensor_that_requires_grad_needs_no_grad() -> None:

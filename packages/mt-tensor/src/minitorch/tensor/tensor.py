@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import numbers
+import threading
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from math import prod
@@ -17,7 +18,7 @@ from typing import Any, NamedTuple, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
-from minitorch.autodiff import GraphNode, backpropagate, is_grad_enabled
+from minitorch.autodiff import GraphNode, backpropagate, is_grad_enabled, no_grad
 
 from .functions import (
     EQ,
@@ -141,6 +142,10 @@ class CallableBool(int):
 
 _TRUE = CallableBool(1)
 _FALSE = CallableBool(0)
+
+
+_ACCUMULATE = threading.Lock()
+"""Held while a gradient is added into a ``grad`` (``Tensor._store_grad``)."""
 
 
 class MaxResult(NamedTuple):
@@ -487,19 +492,22 @@ class Tensor(GraphNode):
 
         A gradient tensor the engine hands to two tensors (``a + b`` gives both the same
         one), a broadcast view, or the caller's ``backward(g)`` is copied, so that writing
-        into one ``.grad`` in place never changes another.
+        into one ``.grad`` in place never changes another. The read and the write of
+        ``grad`` hold a lock, as PyTorch's ``AccumulateGrad`` does, so backward passes run
+        in several threads into one shared leaf lose no update.
         """
         if grad.backend is not self.backend:  # from an operation on another host backend
             grad = Tensor(grad._tensor, backend=self.backend)
-        if self._grad is not None:
-            self._grad = self.backend.add_zip(self._grad, grad)
-            return
-        claimed = BACKWARD.claimed
-        if not grad._tensor.is_contiguous() or (claimed is not None and id(grad) in claimed):
-            grad = self.backend.id_map(grad)
-        if claimed is not None:
-            claimed.add(id(grad))
-        self._grad = grad
+        with _ACCUMULATE:  # backward passes in several threads may reach one leaf
+            if self._grad is not None:
+                self._grad = self.backend.add_zip(self._grad, grad)
+                return
+            claimed = BACKWARD.claimed
+            if not grad._tensor.is_contiguous() or (claimed is not None and id(grad) in claimed):
+                grad = self.backend.id_map(grad)
+            if claimed is not None:
+                claimed.add(id(grad))
+            self._grad = grad
 
     def accumulate_derivative(self, x: Tensor) -> None:
         """Add ``x`` to this leaf's ``grad`` (after the leaf's hooks, if any).
@@ -541,7 +549,9 @@ class Tensor(GraphNode):
         """Backpropagate from this tensor, accumulating into the leaves' ``grad``.
 
         As in PyTorch, the values the graph's functions saved are freed on the way, so a
-        second ``backward()`` through them raises, unless this one keeps them.
+        second ``backward()`` through them raises, unless this one keeps them; and the
+        pass runs under ``no_grad()``, so what hooks compute (``g * w``) records no graph
+        and every ``grad`` is a constant.
 
         Args:
             grad_output: the gradient of the final result with respect to this tensor;
@@ -587,7 +597,8 @@ class Tensor(GraphNode):
         outer = state.retain_graph, state.claimed  # a hook may run a backward of its own
         state.retain_graph, state.claimed = bool(retain_graph), {id(grad)}
         try:
-            backpropagate(self, grad)
+            with no_grad():
+                backpropagate(self, grad)
         finally:
             state.retain_graph, state.claimed = outer
 
@@ -655,6 +666,23 @@ class Tensor(GraphNode):
         return bool(self.item())
 
     def __float__(self) -> float:
+        return self._number("float")
+
+    def __int__(self) -> int:
+        """``int(t)``: the one value truncated toward zero (``int(tensor([3.7])) == 3``)."""
+        return int(self._number("int"))
+
+    def _number(self, kind: str) -> float:
+        """The value of a one-element tensor for ``float()`` / ``int()``.
+
+        Raises:
+            ValueError: for a tensor of another number of elements (PyTorch's message).
+        """
+        if self.numel() != 1:
+            raise ValueError(
+                f"only one element tensors can be converted to Python scalars ({kind}() of "
+                f"a tensor of shape {self.shape})"
+            )
         return self.item()
 
     def __len__(self) -> int:
@@ -825,12 +853,22 @@ class Tensor(GraphNode):
 
         Raises:
             TypeError: if ``value`` is neither a real number nor a one-element tensor.
-            RuntimeError: outside ``no_grad()`` on a tensor that requires grad.
+            RuntimeError: outside ``no_grad()`` on a tensor that requires grad, or with a
+                ``value`` that requires grad (as ``copy_``: the fill would not be recorded,
+                and its gradient silently lost).
         """
         if isinstance(value, Tensor):
             if value.numel() != 1:
                 raise TypeError(
                     f"fill_ takes a number or a one-element tensor, got shape {value.shape}"
+                )
+            if value.history is not None and is_grad_enabled():
+                self._check_in_place("fill_")  # raises if self requires grad
+                raise RuntimeError(
+                    "fill_ with a tensor that requires grad outside no_grad(): MiniTorch "
+                    "cannot record the fill in the graph (PyTorch records FillBackward); use "
+                    "value.detach(), or an out-of-place operation such as "
+                    "zeros(shape) + value"
                 )
             value = value.item()
         if not isinstance(value, numbers.Real):
