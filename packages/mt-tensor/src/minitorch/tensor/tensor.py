@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from minitorch.autodiff import GraphNode, backpropagate, is_grad_enabled, no_grad
+from minitorch.operators import Parameter
 
 from .functions import (
     EQ,
@@ -245,6 +246,8 @@ class Tensor(GraphNode):
             return b
         if type(b) is float or type(b) is int or isinstance(b, numbers.Real):
             return _const(self, float(b))
+        if isinstance(b, Parameter):  # a Module's parameter stands for its value
+            return self._ensure_tensor(b.value)
         raise TypeError(f"cannot combine a Tensor with {type(b).__name__}")
 
     def to(self, backend: TensorBackend | str) -> Tensor:
@@ -631,7 +634,9 @@ class Tensor(GraphNode):
     def __rtruediv__(self, b: TensorLike) -> Tensor:
         return Mul.apply(self._ensure_tensor(b), Inv.apply(self))
 
-    def __matmul__(self, b: Tensor) -> Tensor:
+    def __matmul__(self, b: Tensor | Parameter) -> Tensor:
+        if isinstance(b, Parameter):  # a Module's parameter stands for its value
+            b = b.value
         if not isinstance(b, Tensor):
             raise TypeError(_matmul_operand(b, "right"))
         return MatMul.apply(self, self._ensure_tensor(b))
