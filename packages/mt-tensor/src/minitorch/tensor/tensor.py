@@ -29,9 +29,11 @@ from .functions import (
     Add,
     All,
     Copy,
+    Div,
     Exp,
     History,
     Index,
+    IndexRows,
     Inv,
     IsClose,
     Log,
@@ -48,6 +50,7 @@ from .functions import (
     Sum,
     View,
     _const,
+    _row,
     max_mask,
 )
 from .graph import (
@@ -245,7 +248,7 @@ class Tensor(GraphNode):
                 check_same_device("Tensor", self.backend, b.backend)
             return b
         if type(b) is float or type(b) is int or isinstance(b, numbers.Real):
-            return _const(self, float(b))
+            return _const(self, float(b), ())  # a number is 0-d: (0-d) + 1 stays 0-d
         if isinstance(b, Parameter):  # a Module's parameter stands for its value
             return self._ensure_tensor(b.value)
         raise TypeError(f"cannot combine a Tensor with {type(b).__name__}")
@@ -629,10 +632,10 @@ class Tensor(GraphNode):
         return Mul.apply(self._ensure_tensor(b), self)
 
     def __truediv__(self, b: TensorLike) -> Tensor:
-        return Mul.apply(self, Inv.apply(self._ensure_tensor(b)))
+        return Div.apply(self, self._ensure_tensor(b))
 
     def __rtruediv__(self, b: TensorLike) -> Tensor:
-        return Mul.apply(self._ensure_tensor(b), Inv.apply(self))
+        return Div.apply(self._ensure_tensor(b), self)
 
     def __matmul__(self, b: Tensor | Parameter) -> Tensor:
         if isinstance(b, Parameter):  # a Module's parameter stands for its value
@@ -711,6 +714,10 @@ class Tensor(GraphNode):
     def exp(self) -> Tensor:
         """Elementwise exponential."""
         return Exp.apply(self)
+
+    def reciprocal(self) -> Tensor:
+        """Elementwise ``1 / x`` (the course's ``Inv``; ``a / b`` divides directly)."""
+        return Inv.apply(self)
 
     def sqrt(self) -> Tensor:
         """Elementwise square root (NaN below 0)."""
@@ -952,17 +959,25 @@ class Tensor(GraphNode):
         return float(self._tensor.storage[self._tensor.index((0,) * self.dims)])
 
     def __getitem__(self, key: Any) -> Any:
-        """Index: one int per dimension gives a float (course), anything else a view.
+        """Index: one int per dimension gives a float (course), anything else a tensor.
 
         ``t[i, j]`` is a float, as in the course; a shorter index or one with slices
         (``t[0]``, ``t[:, 1]``, ``t[0:4:2]``, ``t[..., 0]``) is a view sharing storage, as in
-        PyTorch, and gradients flow through it.
+        PyTorch, and gradients flow through it. A list of ints selects rows of the first
+        dimension, as in PyTorch and NumPy: ``t[[0, 2, 0]]`` has shape ``(3, *t.shape[1:])``
+        (a copy; gradients flow back to the rows), and ``t[[0, 1], 2:]`` indexes the rows
+        further.
 
         Raises:
-            IndexingError: for an index out of range, too many entries, or not an int.
+            IndexingError: for an index out of range, too many entries, not an int, or a
+                list anywhere but first.
             ValueError: for a slice step that is not positive (as PyTorch).
             TypeError: for ``None`` (newaxis) or another kind of index.
         """
+        rows = _index_rows(key, self.shape)
+        if rows is not None:
+            picked = IndexRows.apply(self, rows[0])
+            return picked[(slice(None), *rows[1])] if rows[1] else picked
         plan = _index_plan(key, self.shape)
         if plan is None:
             return self._tensor.get(_index_key(key))
@@ -971,23 +986,55 @@ class Tensor(GraphNode):
     def __setitem__(self, key: Any, val: TensorLike) -> None:
         """Write in place: ``t[i, j] = v`` one element, ``t[0] = v`` / ``t[:, 1] = v`` a view.
 
-        A view is filled with a number or with a tensor that broadcasts to it.
+        A view is filled with a number or with a tensor that broadcasts to it; so are the
+        rows ``t[[0, 2]] = v`` of a list of ints (``v`` broadcast to ``(2, *t.shape[1:])``;
+        a row listed twice gets the last of its values).
 
         Raises:
             TypeError: for a value that is neither a real number nor a Tensor.
+            IndexingError: for an index that does not fit, or a value that does not
+                broadcast to the rows a list selects.
         """
         if not isinstance(val, (Tensor, numbers.Real)):
             raise TypeError(
                 f"tensor[{key!r}] = value: the value must be a real number or a Tensor, got "
                 f"{type(val).__name__} {_short(val)}"
             )
+        rows = _index_rows(key, self.shape)
         self._check_in_place("tensor[...] = value")
+        if rows is not None:
+            self._set_rows(key, rows, self._ensure_tensor(val))
+            return
         plan = _index_plan(key, self.shape)
         if plan is None:
             self._tensor.set(_index_key(key), float(val))
             return
         part = Tensor(_view_of(self._tensor, plan), backend=self.backend)
         self.backend.id_map(self._ensure_tensor(val), part)
+
+    def _set_rows(
+        self,
+        key: Any,
+        rows: builtins.tuple[builtins.tuple[int, ...], builtins.tuple[Any, ...]],
+        val: Tensor,
+    ) -> None:
+        """``t[[i, j]] = val``: each listed row written with its row of ``val`` (broadcast)."""
+        picked, rest = rows
+        if rest:
+            raise IndexingError(
+                f"tensor[{key!r}] = value: after a list of rows no further index is "
+                "supported here; write t[[i, j]] = value"
+            )
+        shape = (len(picked), *self.shape[1:])
+        if val.shape != shape:
+            if not broadcasts_to(val.shape, shape):
+                raise IndexingError(
+                    f"tensor[{key!r}] = value: a value of shape {val.shape} does not "
+                    f"broadcast to the {len(picked)} rows' shape {shape}"
+                )
+            val = expand(val.to(self.backend), shape)
+        for k, i in enumerate(picked):
+            self.backend.id_map(_row(val, k), _row(self, i))  # views: no graph, no copy
 
     def tolist(self) -> Any:
         """The values as nested Python lists of floats (as ``torch.Tensor.tolist``)."""
@@ -1090,12 +1137,57 @@ def _scalar_as_vector(t: Tensor, dim: Any) -> Tensor:
 _Plan: TypeAlias = "list[builtins.tuple[int, int, int] | int]"
 
 
+def _index_rows(
+    key: Any, shape: builtins.tuple[int, ...]
+) -> builtins.tuple[builtins.tuple[int, ...], builtins.tuple[Any, ...]] | None:
+    """Parse ``t[[i, j], ...]``: the rows the list selects and the rest of the key.
+
+    None when the key holds no list (a basic index, ``_index_plan``'s). The entries are
+    checked and made non-negative here, once.
+
+    Raises:
+        IndexingError: for a list that is not first, a nested list, an entry that is not an
+            int (bools included), an entry out of range, or a 0-d tensor.
+    """
+    if isinstance(key, list):
+        first, rest = key, ()
+    elif isinstance(key, tuple) and key and isinstance(key[0], list):
+        first, rest = key[0], key[1:]
+    else:
+        first, rest = None, key if isinstance(key, tuple) else ()
+    if any(isinstance(k, list) for k in rest):
+        raise IndexingError(
+            f"tensor index {key!r}: a list of ints is supported as the first entry only "
+            "(it selects rows of the first dimension)"
+        )
+    if first is None:
+        return None
+    if not shape:
+        raise IndexingError(f"tensor index {key!r}: a 0-d tensor has no rows to select")
+    n = shape[0]
+    rows = []
+    for k in first:
+        if not isinstance(k, (int, np.integer)) or isinstance(k, (bool, np.bool_)):
+            raise IndexingError(
+                f"tensor index {key!r}: a list index holds ints (rows of the first "
+                f"dimension), got {k!r} ({type(k).__name__})"
+            )
+        i = int(k) + n if k < 0 else int(k)
+        if not 0 <= i < n:
+            raise IndexingError(
+                f"tensor index {key!r}: index {int(k)} is out of range for dimension 0 of "
+                f"size {n} (shape {shape})"
+            )
+        rows.append(i)
+    return tuple(rows), rest
+
+
 def _index_plan(key: Any, shape: builtins.tuple[int, ...]) -> _Plan | None:
     """Parse ``t[key]``: None for one int per dimension (an element), else a plan per dim.
 
     Each plan entry is an int (that dimension is indexed away) or ``(start, length, step)``.
     """
-    entries = list(key) if isinstance(key, (tuple, list)) else [key]
+    entries = list(key) if isinstance(key, tuple) else [key]
     if any(k is None for k in entries):
         raise TypeError(f"tensor index {key!r}: None (newaxis) is not supported; use view")
     if sum(k is Ellipsis for k in entries) > 1:
@@ -1150,7 +1242,7 @@ def _view_of(td: TensorData, plan: _Plan) -> TensorData:
 
 def _index_key(key: Any) -> tuple[int, ...]:
     """The index tuple of an element index ``t[i]`` / ``t[i, j]`` (``_index_plan`` gave None)."""
-    return tuple(key) if isinstance(key, (tuple, list)) else (key,)
+    return tuple(key) if isinstance(key, tuple) else (key,)
 
 
 def _resolve_shape(shape: tuple[Any, ...], old: tuple[int, ...]) -> tuple[int, ...]:
