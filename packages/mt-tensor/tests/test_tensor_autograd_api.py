@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from minitorch.operators import Module, Parameter
 from minitorch.tensor import (
     AccumulateGrad,
     CallableBool,
@@ -551,3 +552,99 @@ def test_history_is_slotted_with_pytorchs_metadata_off_by_default() -> None:
     h = History()
     assert not hasattr(h, "__dict__")
     assert (h.hooks, h.retains_grad, h.freed, h.node) == (None, False, False, None)
+
+
+# ------------------------------------------------------------------------------ copy, pickle
+def test_deepcopy_of_a_leaf_keeps_requires_grad_and_grad_and_copies_the_values() -> None:
+    """As PyTorch. (``copy.deepcopy(tensor([1.]))`` raised TypeError: the backend's
+    ``__new__`` needs its ops; ``pickle.dumps`` failed on a kernel's local function.)"""
+    import copy
+
+    x = tensor([1.0, 2.0], requires_grad=True)
+    (x * 3).sum().backward()
+    c = copy.deepcopy(x)
+    assert values(c) == [1.0, 2.0]
+    assert c.requires_grad and c.is_leaf
+    assert values(c.grad) == [3.0, 3.0]
+    assert c.grad is not x.grad
+    with no_grad():
+        c.fill_(5.0)
+    assert values(x) == [1.0, 2.0]  # the copy has storage of its own
+    assert c.backend is x.backend
+    plain = copy.deepcopy(tensor([[1.0, 2.0]]).permute(1, 0))
+    assert plain.tolist() == [[1.0], [2.0]]
+    assert not plain.requires_grad
+    shallow = copy.copy(x)
+    assert shallow.requires_grad and shallow.grad is None  # as torch: no grad, shared values
+    with no_grad():
+        shallow.fill_(7.0)
+    assert values(x) == [7.0, 7.0]
+    torch = pytest.importorskip("torch")
+    tx = torch.tensor([1.0, 2.0], requires_grad=True)
+    (tx * 3).sum().backward()
+    tc = copy.deepcopy(tx)
+    assert (tc.requires_grad, tc.is_leaf, tc.grad.tolist()) == (True, True, [3.0, 3.0])
+    assert copy.copy(tx).grad is None
+
+
+def test_deepcopy_of_a_non_leaf_raises_pytorchs_error() -> None:
+    import copy
+
+    y = tensor([1.0], requires_grad=True) * 2
+    with pytest.raises(RuntimeError, match="Only Tensors created explicitly by the user"):
+        copy.deepcopy(y)
+    assert values(copy.deepcopy(y.detach())) == [2.0]
+    torch = pytest.importorskip("torch")
+    with pytest.raises(RuntimeError, match="Only Tensors created explicitly by the user"):
+        copy.deepcopy(torch.tensor([1.0], requires_grad=True) * 2)
+
+
+def test_pickle_keeps_values_shape_backend_and_requires_grad_but_not_grad() -> None:
+    """As PyTorch's pickling: the gradient is not saved, a non-leaf loads as a leaf."""
+    import pickle
+
+    x = tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+    (x * 2).sum().backward()
+    for original in (x, x.permute(1, 0), x[1], zeros((0, 2))):
+        loaded = pickle.loads(pickle.dumps(original))
+        assert loaded.shape == original.shape
+        assert loaded.tolist() == original.tolist()
+        assert loaded.backend is original.backend
+        assert loaded.requires_grad == original.requires_grad
+        assert loaded.grad is None
+    made = pickle.loads(pickle.dumps(x * 2))
+    assert made.is_leaf and made.requires_grad and made.tolist() == (x * 2).tolist()
+    torch = pytest.importorskip("torch")
+    tx = torch.tensor([1.0], requires_grad=True)
+    (tx * 2).sum().backward()
+    assert pickle.loads(pickle.dumps(tx)).grad is None
+    ty = pickle.loads(pickle.dumps(tx * 2))
+    assert (ty.is_leaf, ty.requires_grad) == (True, True)
+
+
+class Affine(Module):
+    """A model at module level, so pickle finds its class."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.w = Parameter(tensor([[1.0, -1.0], [2.0, 0.5]]))
+        self.b = Parameter(tensor([0.25, 0.0]))
+
+    def forward(self, x: Tensor) -> Tensor:
+        return x @ self.w.value + self.b.value
+
+
+def test_models_deepcopy_and_pickle_with_their_parameters() -> None:
+    """A Module of tensor Parameters copies and pickles; the copy trains on its own."""
+    import copy
+    import pickle
+
+    model = Affine()
+    for twin in (copy.deepcopy(model), pickle.loads(pickle.dumps(model))):
+        assert [n for n, _ in twin.named_parameters()] == ["w", "b"]
+        assert twin.w.value is not model.w.value
+        assert twin.w.value.tolist() == model.w.value.tolist()
+        assert twin.w.value.requires_grad and twin.w.value.is_leaf
+        twin(tensor([[1.0, 1.0]])).sum().backward()
+        assert twin.w.value.grad is not None
+        assert model.w.value.grad is None

@@ -8,6 +8,7 @@ function.
 from __future__ import annotations
 
 import builtins
+import copy
 import numbers
 import threading
 import warnings
@@ -1070,6 +1071,52 @@ class Tensor(GraphNode):
             values = values.astype(dtype, copy=False)
         return values.copy() if copy else values
 
+    # ------------------------------------------------------------------ copy and pickle
+    def __reduce_ex__(self, protocol: Any) -> builtins.tuple[Any, ...]:
+        """Pickle (and ``copy.copy``) as PyTorch: values, shape, backend and requires_grad.
+
+        The backend travels by name (``TensorBackend.__reduce__``); device storage is
+        pickled as host values and goes back to the device when loaded. As in PyTorch the
+        gradient is not pickled, and a non-leaf loads as a leaf that requires grad (its
+        graph stays behind). ``copy.copy`` shares the storage of a host tensor.
+        """
+        td = self._tensor
+        storage = td.storage
+        if not isinstance(storage, np.ndarray):
+            storage = self.backend.ops.storage_to_numpy(storage)
+        strides = builtins.tuple(int(s) for s in td.strides)
+        args = (storage, self.shape, strides, self.backend, self.requires_grad, self._name)
+        return (_rebuild_tensor, args)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Tensor:
+        """``copy.deepcopy``: new storage, ``requires_grad`` and ``grad`` kept, as PyTorch.
+
+        Raises:
+            RuntimeError: for a tensor made by a recorded operation (a non-leaf), with
+                PyTorch's message: a copy cannot take the graph along.
+        """
+        h = self.history
+        if h is not None and h.last_fn is not None:
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) support the "
+                f"deepcopy protocol at the moment (this one has grad_fn="
+                f"{node_name(h.last_fn)}); deepcopy t.detach() for its values"
+            )
+        td = self._tensor
+        ops = self.backend.ops
+        if isinstance(td.storage, np.ndarray):
+            storage = copy.deepcopy(td.storage, memo)
+        else:
+            storage = ops.storage_from_numpy(ops.storage_to_numpy(td.storage).copy())
+        out = Tensor._constant(TensorData(storage, self.shape, td.strides), self.backend)
+        memo[id(self)] = out
+        out._name = self._name
+        if h is not None:
+            out.history = History()
+        if self._grad is not None:
+            out._grad = copy.deepcopy(self._grad, memo)
+        return out
+
     def __repr__(self) -> str:
         body = self._tensor.to_string(self.to_numpy())
         extra = ""
@@ -1082,6 +1129,19 @@ class Tensor(GraphNode):
             else:
                 extra += f", grad_fn=<{node_name(h.last_fn)}>"
         return f"tensor({body}{extra})"
+
+
+def _rebuild_tensor(
+    storage: Storage,
+    shape: builtins.tuple[int, ...],
+    strides: builtins.tuple[int, ...],
+    backend: TensorBackend,
+    requires_grad: bool,
+    name: str | None,
+) -> Tensor:
+    """A tensor from what ``Tensor.__reduce_ex__`` pickled (host storage goes to the device)."""
+    t = Tensor(TensorData(storage, shape, strides), name=name, backend=backend)
+    return t.requires_grad_() if requires_grad else t
 
 
 def _rng(seed: int | np.random.Generator | None) -> np.random.Generator:

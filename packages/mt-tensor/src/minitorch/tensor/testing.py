@@ -1261,3 +1261,20 @@ class BackendSuite:
         np.testing.assert_array_equal(leaf.grad.to_numpy(), tx.grad.numpy())
         for key in ([0, 1], [1], [-1, 0, 0], ([1, 0], 2)):
             np.testing.assert_array_equal(x[key].to_numpy(), tx.detach()[key].numpy())
+
+    @pytest.mark.task2_3
+    def test_tensors_deepcopy_and_pickle_on_this_backend(self) -> None:
+        """Copies and pickles keep the backend (by name) and compute on it like the original."""
+        import copy
+        import pickle
+
+        x = self.const([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+        for original in (x.requires_grad_(), x.detach().permute(1, 0)):  # a leaf, a layout
+            for twin in (copy.deepcopy(original), pickle.loads(pickle.dumps(original))):
+                assert twin.backend is self.backend
+                assert self.backend.ops.is_storage(twin.tuple()[0])
+                assert twin.shape == original.shape
+                assert twin.requires_grad == original.requires_grad
+                assert_close(twin * 2 + 1, original.detach().to_numpy() * 2 + 1)
+        with pytest.raises(RuntimeError, match="Only Tensors created explicitly"):
+            copy.deepcopy(x * 2)
