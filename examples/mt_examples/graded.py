@@ -299,6 +299,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("task", choices=tasks, help="the training task")
     parser.add_argument(
         "--dataset",
+        type=str.lower,
         choices=[*DATASETS, *(n.dataset for nets in NETWORKS.values() for n in nets)],
         help="only this dataset",
     )
