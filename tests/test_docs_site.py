@@ -410,5 +410,19 @@ def test_the_root_readme_links_to_the_guide_and_keeps_its_two_commands() -> None
     assert f"]({url})" in text
     assert "](docs/students.md)" in text
     assert "](docs/modules/index.md)" in text
-    assert 'python3 -m pip install "hatch>=1.16" && hatch run train\n' in text
-    assert 'python3 -m pip install "hatch>=1.16" && hatch run test:all\n' in text
+    check_set_up_and_two_commands(text)
+
+
+def check_set_up_and_two_commands(text: str) -> None:
+    """The set-up installs hatch in an environment of its own (pipx, as hatch's docs), never
+    into the system Python; then the two commands, each a line of its own."""
+    code = "\n".join(re.findall(r"```bash\n(.*?)```", text, flags=re.DOTALL))
+    lines = [line for line in code.splitlines() if line and not line.startswith("#")]
+    setup, train, test = 'pipx install "hatch>=1.16"', "hatch run train", "hatch run test:all"
+    assert setup in lines and train in lines and test in lines, lines
+    assert lines.index(setup) < lines.index(train) < lines.index(test)
+    assert not [line for line in lines if "pip install" in line and "hatch" in line], lines
+
+
+def test_the_guides_start_page_gives_the_same_set_up_and_two_commands() -> None:
+    check_set_up_and_two_commands((ROOT / "docs" / "index.md").read_text(encoding="utf-8"))
