@@ -222,6 +222,36 @@ def leaks(text: str) -> list[str]:
     return [f"{where}: {key}" for key, where in solution_statements().items() if key in text]
 
 
+@pytest.mark.parametrize("layer", guide.LAYERS)
+def test_the_api_reference_shows_no_attribute_values(site: Path, layer: str) -> None:
+    """Signatures and docstrings only: an attribute's heading gives its name (and type), not
+    the expression ``__init__`` assigns (it showed ``history = back``)."""
+    text = page(site, f"api/{layer}")
+    attributes = re.findall(
+        r'<div class="doc doc-object doc-attribute">.*?<div class="doc-signature highlight">'
+        r"<pre>(.*?)</pre>",
+        text,
+        flags=re.DOTALL,
+    )
+    shown = [html.unescape(re.sub(r"<[^>]+>", "", a)).strip() for a in attributes]
+    assert shown, f"no attribute in the {layer} reference"
+    assert [a for a in shown if "=" in a] == []
+
+
+def test_task_cards_wrap_their_functions_long_lines(site: Path) -> None:
+    """A task's signatures and docstrings wrap at the page's edge (they were cut off)."""
+    css = (ROOT / "docs" / "stylesheets" / "guide.css").read_text(encoding="utf-8")
+    rule = re.search(r"\.task-stubs pre > code \{([^}]*)\}", css)
+    assert rule is not None and "white-space: pre-wrap" in rule.group(1)
+    built = (site / "stylesheets" / "guide.css").read_text(encoding="utf-8")
+    assert rule.group(0) in built
+    for task in guide.tasks():
+        text = section(page(site, f"modules/{task.layer}"), task.task)
+        stubs = text[text.find('<div class="task-stubs">') :]
+        assert '<div class="task-stubs">' in text, task.task
+        assert '<div class="highlight"><pre>' in stubs, task.task  # the code is inside
+
+
 def test_the_rule_finds_statements_of_every_task() -> None:
     tasks = {where.rsplit("(", 1)[1].rstrip(")") for where in solution_statements().values()}
     assert tasks >= {t.task for t in guide.tasks()} - {"task3_5"}  # 3.5 is 2.5's script
