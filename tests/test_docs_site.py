@@ -242,7 +242,8 @@ def test_task_cards_wrap_their_functions_long_lines(site: Path) -> None:
     """A task's signatures and docstrings wrap at the page's edge (they were cut off)."""
     css = (ROOT / "docs" / "stylesheets" / "guide.css").read_text(encoding="utf-8")
     rule = re.search(r"\.task-stubs pre > code \{([^}]*)\}", css)
-    assert rule is not None and "white-space: pre-wrap" in rule.group(1)
+    assert rule is not None
+    assert "white-space: pre-wrap" in rule.group(1)
     built = (site / "stylesheets" / "guide.css").read_text(encoding="utf-8")
     assert rule.group(0) in built
     for task in guide.tasks():
@@ -449,7 +450,8 @@ def check_set_up_and_two_commands(text: str) -> None:
     code = "\n".join(re.findall(r"```bash\n(.*?)```", text, flags=re.DOTALL))
     lines = [line for line in code.splitlines() if line and not line.startswith("#")]
     setup, train, test = 'pipx install "hatch>=1.16"', "hatch run train", "hatch run test:all"
-    assert setup in lines and train in lines and test in lines, lines
+    for command in (setup, train, test):
+        assert command in lines, lines
     assert lines.index(setup) < lines.index(train) < lines.index(test)
     assert not [line for line in lines if "pip install" in line and "hatch" in line], lines
 

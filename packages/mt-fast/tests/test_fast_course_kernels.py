@@ -114,8 +114,7 @@ CASES = {
     ),
     "matmul of 2-D operands": (
         "tmm(*zeros((2, 2)).tuple(), *zeros((2, 2)).tuple(), *zeros((2, 2)).tuple())",
-        "IndexingError: tensor_matrix_multiply: output has shape (2, 2); the kernel "
-        "multiplies 3-D",
+        "IndexingError: tensor_matrix_multiply: output has shape (2, 2); the kernel multiplies 3-D",
     ),
     "matmul with mismatched inner dims": (
         "tmm(*zeros((1, 2, 2)).tuple(), *zeros((1, 2, 3)).tuple(), *zeros((1, 2, 2)).tuple())",

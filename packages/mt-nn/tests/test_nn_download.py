@@ -489,7 +489,15 @@ def test_processes_and_threads_fetching_one_file_into_one_folder_all_get_it(
     remote = remote_for("f.bin", data, f"{base}/f.bin")
     children = [
         subprocess.Popen(
-            [sys.executable, "-c", RACER, f"{base}/f.bin", str(dest), remote.sha256, str(len(data))],
+            [
+                sys.executable,
+                "-c",
+                RACER,
+                f"{base}/f.bin",
+                str(dest),
+                remote.sha256,
+                f"{len(data)}",
+            ],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,

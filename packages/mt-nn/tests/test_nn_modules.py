@@ -280,7 +280,9 @@ def test_models_deepcopy_and_pickle_and_the_copy_trains_on_its_own() -> None:
         assert [n for n, _ in twin.named_parameters()] == [n for n, _ in model.named_parameters()]
         np.testing.assert_array_equal(twin(x).to_numpy(), expected)
         for p in twin.parameters():
-            assert p.value.backend is FastBackend and p.value.is_leaf and p.value.requires_grad
+            assert p.value.backend is FastBackend
+            assert p.value.is_leaf
+            assert p.value.requires_grad
         twin(x).sum().backward()
         Adam(twin.parameters(), lr=0.1).step()
         assert not np.array_equal(twin(x).to_numpy(), expected)

@@ -218,7 +218,6 @@ def test_dropout_non_numeric_rate_is_a_type_error_naming_rate(rate, ignore) -> N
         nn.dropout(t, rate, ignore=ignore)
 
 
-
 NAN_ROWS = [[1.0, np.nan, 3.0], [4.0, 6.0, 6.0]]
 
 
@@ -228,7 +227,8 @@ def check_max_and_argmax_with_a_nan(be) -> np.ndarray:  # type: ignore[no-untype
     assert nn.argmax(x, 1).to_numpy().tolist() == [[0.0, 1.0, 0.0], [0.0, 1.0, 0.0]], be
     t = tensor(NAN_ROWS, backend=be).requires_grad_(True)
     top = nn.max(t, 1)
-    assert np.isnan(top.to_numpy()[0, 0]) and top.to_numpy()[1, 0] == 6.0
+    assert np.isnan(top.to_numpy()[0, 0])
+    assert top.to_numpy()[1, 0] == 6.0
     top.sum().backward()
     grad = t.grad.to_numpy()
     assert np.isnan(grad[0]).all(), be

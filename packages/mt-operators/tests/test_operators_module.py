@@ -361,7 +361,7 @@ def test_parameter_forwards_the_numeric_operators_to_its_value() -> None:
         def __init__(self, name: str) -> None:
             self.name = name
 
-        def _op(name):  # noqa: N805 - builds methods
+        def _op(name):
             return lambda self, other=None: (name, self.name, getattr(other, "name", other))
 
         for _name in ("add", "sub", "mul", "truediv", "matmul", "pow", "lt", "le", "gt", "ge"):
@@ -374,10 +374,14 @@ def test_parameter_forwards_the_numeric_operators_to_its_value() -> None:
     assert 2 * p == ("rmul", "p", 2)
     assert p @ q == ("matmul", "p", "q")  # both unwrapped
     assert operator.matmul(3, p) == ("rmatmul", "p", 3)
-    assert p - 1 == ("sub", "p", 1) and 1 - p == ("rsub", "p", 1)
-    assert p + 1 == ("add", "p", 1) and 1 + p == ("radd", "p", 1)
-    assert p / 4 == ("truediv", "p", 4) and 4 / p == ("rtruediv", "p", 4)
-    assert p**2 == ("pow", "p", 2) and 2**p == ("rpow", "p", 2)
+    assert p - 1 == ("sub", "p", 1)
+    assert 1 - p == ("rsub", "p", 1)
+    assert p + 1 == ("add", "p", 1)
+    assert 1 + p == ("radd", "p", 1)
+    assert p / 4 == ("truediv", "p", 4)
+    assert 4 / p == ("rtruediv", "p", 4)
+    assert p**2 == ("pow", "p", 2)
+    assert 2**p == ("rpow", "p", 2)
     assert (p < 1, p <= 1, p > 1, p >= 1) == (
         ("lt", "p", 1),
         ("le", "p", 1),
@@ -389,7 +393,9 @@ def test_parameter_forwards_the_numeric_operators_to_its_value() -> None:
     w = Parameter(1.5)
     assert (w * 2, 2 * w, w + w, 3 - w, -w, w**2, w < 2) == (3.0, 3.0, 3.0, 1.5, -1.5, 2.25, True)
     # Equality stays identity: parameters are found in lists and sets as themselves.
-    assert w == w and w != Parameter(1.5) and w in [Parameter(1.5), w]
+    assert w == w
+    assert w != Parameter(1.5)
+    assert w in [Parameter(1.5), w]
 
 
 def test_parameter_survives_copy_and_pickle_despite_forwarding() -> None:

@@ -167,7 +167,8 @@ def test_div_is_ieee_division_even_by_subnormals():
     assert math.isnan(mul(0.0, inv(5e-324)))  # what division as a product gave
     torch = pytest.importorskip("torch")
     for x, y, _ in cases:
-        theirs = (torch.tensor([x], dtype=torch.float64) / torch.tensor([y], dtype=torch.float64)).item()
+        tx, ty = torch.tensor([x], dtype=torch.float64), torch.tensor([y], dtype=torch.float64)
+        theirs = (tx / ty).item()
         assert ops.div(x, y) == theirs, (x, y)
 
 

@@ -207,7 +207,8 @@ def test_int_and_float_of_a_one_element_tensor_as_pytorch():
             with pytest.raises(ValueError, match="only one element tensors can be converted"):
                 convert(many)
     torch = pytest.importorskip("torch")
-    assert int(torch.tensor([3.7])) == 3 and int(torch.tensor([[-3.7]])) == -3
+    assert int(torch.tensor([3.7])) == 3
+    assert int(torch.tensor([[-3.7]])) == -3
     with pytest.raises(ValueError, match="only one element tensors can be converted"):
         int(torch.tensor([1.0, 2.0]))
 

@@ -564,7 +564,8 @@ def test_deepcopy_of_a_leaf_keeps_requires_grad_and_grad_and_copies_the_values()
     (x * 3).sum().backward()
     c = copy.deepcopy(x)
     assert values(c) == [1.0, 2.0]
-    assert c.requires_grad and c.is_leaf
+    assert c.requires_grad
+    assert c.is_leaf
     assert values(c.grad) == [3.0, 3.0]
     assert c.grad is not x.grad
     with no_grad():
@@ -575,7 +576,8 @@ def test_deepcopy_of_a_leaf_keeps_requires_grad_and_grad_and_copies_the_values()
     assert plain.tolist() == [[1.0], [2.0]]
     assert not plain.requires_grad
     shallow = copy.copy(x)
-    assert shallow.requires_grad and shallow.grad is None  # as torch: no grad, shared values
+    assert shallow.requires_grad
+    assert shallow.grad is None
     with no_grad():
         shallow.fill_(7.0)
     assert values(x) == [7.0, 7.0]
@@ -613,7 +615,9 @@ def test_pickle_keeps_values_shape_backend_and_requires_grad_but_not_grad() -> N
         assert loaded.requires_grad == original.requires_grad
         assert loaded.grad is None
     made = pickle.loads(pickle.dumps(x * 2))
-    assert made.is_leaf and made.requires_grad and made.tolist() == (x * 2).tolist()
+    assert made.is_leaf
+    assert made.requires_grad
+    assert made.tolist() == (x * 2).tolist()
     torch = pytest.importorskip("torch")
     tx = torch.tensor([1.0], requires_grad=True)
     (tx * 2).sum().backward()
@@ -644,7 +648,8 @@ def test_models_deepcopy_and_pickle_with_their_parameters() -> None:
         assert [n for n, _ in twin.named_parameters()] == ["w", "b"]
         assert twin.w.value is not model.w.value
         assert twin.w.value.tolist() == model.w.value.tolist()
-        assert twin.w.value.requires_grad and twin.w.value.is_leaf
+        assert twin.w.value.requires_grad
+        assert twin.w.value.is_leaf
         twin(tensor([[1.0, 1.0]])).sum().backward()
         assert twin.w.value.grad is not None
         assert model.w.value.grad is None

@@ -88,11 +88,10 @@ class ScalarFunction:
 
 def _operand(v: ScalarLike | operators.Parameter) -> Scalar:
     """A Scalar for an operand that is not one: a Parameter's value, or a constant."""
-    if isinstance(v, operators.Parameter):
-        v = v.value
-        if isinstance(v, Scalar):
-            return v
-    return Scalar(v, requires_grad=False)
+    value = v.value if isinstance(v, operators.Parameter) else v
+    if isinstance(value, Scalar):
+        return value
+    return Scalar(value, requires_grad=False)
 
 
 class Scalar(GraphNode):

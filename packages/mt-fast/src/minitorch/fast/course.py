@@ -74,7 +74,7 @@ def _ints(what: str, values: Any) -> tuple[int, ...]:
     """``values`` (a shape or strides array) as a tuple of ints, or a TypeError naming it."""
     try:
         array = np.asarray(values)
-    except Exception:  # noqa: BLE001 - anything that is not array-like
+    except Exception:
         array = np.asarray(None)
     if array.ndim != 1 or not (array.size == 0 or np.issubdtype(array.dtype, np.integer)):
         raise TypeError(f"{what} must be a 1-D array of ints, got {values!r}")
@@ -120,9 +120,7 @@ def _broadcast(what: str, shape: tuple[int, ...], out: tuple[int, ...]) -> None:
     except IndexingError:
         fits = False
     if not fits:
-        raise IndexingError(
-            f"{what}: shape {shape} does not broadcast to the output's shape {out}"
-        )
+        raise IndexingError(f"{what}: shape {shape} does not broadcast to the output's shape {out}")
 
 
 def _check_map(*args: Any) -> None:
@@ -153,7 +151,7 @@ def _check_reduce(*args: Any) -> None:
             f"tensor_reduce: reduce_dim {dim} is out of range for a of shape {a} "
             f"(0 to {len(a) - 1})"
         )
-    expected = a[:dim] + (1,) + a[dim + 1 :]
+    expected = (*a[:dim], 1, *a[dim + 1 :])
     if out != expected:
         raise IndexingError(
             f"tensor_reduce: the output's shape {out} must be a's shape {a} with reduce_dim "
@@ -165,7 +163,10 @@ def _check_matmul(*args: Any) -> None:
     """``(out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides)``."""
     _arity("tensor_matrix_multiply", args, 9)
     names = ("output", "a", "b")
-    shapes = [_triple(f"tensor_matrix_multiply {n}", *args[3 * i : 3 * i + 3]) for i, n in enumerate(names)]
+    shapes = [
+        _triple(f"tensor_matrix_multiply {name}", *args[3 * i : 3 * i + 3])
+        for i, name in enumerate(names)
+    ]
     for name, shape in zip(names, shapes, strict=True):
         if len(shape) != 3:
             raise IndexingError(

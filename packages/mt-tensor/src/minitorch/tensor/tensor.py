@@ -978,7 +978,8 @@ class Tensor(GraphNode):
         rows = _index_rows(key, self.shape)
         if rows is not None:
             picked = IndexRows.apply(self, rows[0])
-            return picked[(slice(None), *rows[1])] if rows[1] else picked
+            further = (slice(None), *rows[1])  # the rest of the key, on every row
+            return picked[further] if rows[1] else picked
         plan = _index_plan(key, self.shape)
         if plan is None:
             return self._tensor.get(_index_key(key))
@@ -1209,6 +1210,8 @@ def _index_rows(
         IndexingError: for a list that is not first, a nested list, an entry that is not an
             int (bools included), an entry out of range, or a 0-d tensor.
     """
+    first: list[Any] | None
+    rest: builtins.tuple[Any, ...]
     if isinstance(key, list):
         first, rest = key, ()
     elif isinstance(key, tuple) and key and isinstance(key[0], list):
