@@ -164,7 +164,6 @@ def test_div_is_ieee_division_even_by_subnormals():
     for x, y in [(0.0, 0.0), (math.nan, 0.0), (math.inf, math.inf), (1.0, math.nan)]:
         assert math.isnan(ops.div(x, y)), (x, y)
     assert abs(ops.div(2e-309, 1e-309) - 2.0) < 1e-10
-    assert math.isnan(mul(0.0, inv(5e-324)))  # what division as a product gave
     torch = pytest.importorskip("torch")
     for x, y, _ in cases:
         tx, ty = torch.tensor([x], dtype=torch.float64), torch.tensor([y], dtype=torch.float64)
