@@ -298,10 +298,15 @@ def test_backward_in_several_threads_into_one_leaf_loses_no_update() -> None:
     x = tensor([1.0], requires_grad=True)
     start = threading.Barrier(4)
 
+    errors: list[BaseException] = []
+
     def work() -> None:
         start.wait()
-        for _ in range(400):
-            (x * 2).sum().backward()
+        try:
+            for _ in range(400):
+                (x * 2).sum().backward()
+        except BaseException as e:  # raised again below, in the test's own thread
+            errors.append(e)
 
     interval = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)  # switch threads often, inside the accumulation too
@@ -313,6 +318,8 @@ def test_backward_in_several_threads_into_one_leaf_loses_no_update() -> None:
             t.join()
     finally:
         sys.setswitchinterval(interval)
+    if errors:
+        raise errors[0]
     assert values(x.grad) == [3200.0]
 
 
