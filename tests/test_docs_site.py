@@ -222,6 +222,37 @@ def leaks(text: str) -> list[str]:
     return [f"{where}: {key}" for key, where in solution_statements().items() if key in text]
 
 
+@pytest.mark.parametrize("layer", guide.LAYERS)
+def test_the_api_reference_shows_no_attribute_values(site: Path, layer: str) -> None:
+    """Signatures and docstrings only: an attribute's heading gives its name (and type), not
+    the expression ``__init__`` assigns (it showed ``history = back``)."""
+    text = page(site, f"api/{layer}")
+    attributes = re.findall(
+        r'<div class="doc doc-object doc-attribute">.*?<div class="doc-signature highlight">'
+        r"<pre>(.*?)</pre>",
+        text,
+        flags=re.DOTALL,
+    )
+    shown = [html.unescape(re.sub(r"<[^>]+>", "", a)).strip() for a in attributes]
+    assert shown, f"no attribute in the {layer} reference"
+    assert [a for a in shown if "=" in a] == []
+
+
+def test_task_cards_wrap_their_functions_long_lines(site: Path) -> None:
+    """A task's signatures and docstrings wrap at the page's edge (they were cut off)."""
+    css = (ROOT / "docs" / "stylesheets" / "guide.css").read_text(encoding="utf-8")
+    rule = re.search(r"\.task-stubs pre > code \{([^}]*)\}", css)
+    assert rule is not None
+    assert "white-space: pre-wrap" in rule.group(1)
+    built = (site / "stylesheets" / "guide.css").read_text(encoding="utf-8")
+    assert rule.group(0) in built
+    for task in guide.tasks():
+        text = section(page(site, f"modules/{task.layer}"), task.task)
+        stubs = text[text.find('<div class="task-stubs">') :]
+        assert '<div class="task-stubs">' in text, task.task
+        assert '<div class="highlight"><pre>' in stubs, task.task  # the code is inside
+
+
 def test_the_rule_finds_statements_of_every_task() -> None:
     tasks = {where.rsplit("(", 1)[1].rstrip(")") for where in solution_statements().values()}
     assert tasks >= {t.task for t in guide.tasks()} - {"task3_5"}  # 3.5 is 2.5's script
@@ -410,5 +441,20 @@ def test_the_root_readme_links_to_the_guide_and_keeps_its_two_commands() -> None
     assert f"]({url})" in text
     assert "](docs/students.md)" in text
     assert "](docs/modules/index.md)" in text
-    assert 'python3 -m pip install "hatch>=1.16" && hatch run train\n' in text
-    assert 'python3 -m pip install "hatch>=1.16" && hatch run test:all\n' in text
+    check_set_up_and_two_commands(text)
+
+
+def check_set_up_and_two_commands(text: str) -> None:
+    """The set-up installs hatch in an environment of its own (pipx, as hatch's docs), never
+    into the system Python; then the two commands, each a line of its own."""
+    code = "\n".join(re.findall(r"```bash\n(.*?)```", text, flags=re.DOTALL))
+    lines = [line for line in code.splitlines() if line and not line.startswith("#")]
+    setup, train, test = 'pipx install "hatch>=1.16"', "hatch run train", "hatch run test:all"
+    for command in (setup, train, test):
+        assert command in lines, lines
+    assert lines.index(setup) < lines.index(train) < lines.index(test)
+    assert not [line for line in lines if "pip install" in line and "hatch" in line], lines
+
+
+def test_the_guides_start_page_gives_the_same_set_up_and_two_commands() -> None:
+    check_set_up_and_two_commands((ROOT / "docs" / "index.md").read_text(encoding="utf-8"))

@@ -226,8 +226,12 @@ def task_card(task: str) -> str:
     ]
     if graded:
         lines += ['!!! note "How it is graded"', "", *("    " + x for x in graded.splitlines()), ""]
+    # The functions' signatures and docstrings, in a block whose code wraps its long lines
+    # (docs/stylesheets/guide.css) instead of cutting them at the page's right edge.
+    lines += ['<div class="task-stubs" markdown>', ""]
     for e in items:
         lines += [f"`{e.file}` · `{e.qualname}`", "", "```python", e.stub, "```", ""]
+    lines += ["</div>", ""]
     return "\n".join(lines)
 
 

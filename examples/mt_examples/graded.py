@@ -14,7 +14,9 @@ this module, so what runs here is what grading runs::
     python -m mt_examples.graded task4_5 --dataset mnist    # the data as --download fetched it
 
 Run it from the folder that holds ``mt_examples/``. It prints each dataset's accuracy
-against the threshold and exits with status 0 when every dataset passes, else 1.
+against the threshold and exits with status 0 when every dataset passes, else 1. Training
+runs the code of the earlier tasks: where one is not done yet (its stub raises
+``NotImplementedError("Task X.Y: ...")``) it says so in one line and exits with status 1.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import re
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
@@ -281,6 +284,19 @@ def _main_networks(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
     return _verdict(scores, args.epochs, [n.dataset for n in NETWORKS[args.task]])
 
 
+def _unfinished(task: str, error: NotImplementedError) -> int:
+    """Say in one line which task's stub stopped the training of ``task``; status 1."""
+    text = " ".join(str(error).split()) or "NotImplementedError"
+    found = re.search(r"\bTask (\d+\.\d+)", text)
+    which = f"task {found.group(1)}" if found else "a task"
+    print(
+        f"error: cannot train {task}: it runs the code of {which}, which is not done yet "
+        f"(NotImplementedError: {text})",
+        file=sys.stderr,
+    )
+    return 1
+
+
 def _verdict(scores: list[Score], epochs: int | None, graded: Sequence[str]) -> int:
     if epochs is not None:
         print(f"(trained {epochs} epochs, not the graded number)")
@@ -299,6 +315,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("task", choices=tasks, help="the training task")
     parser.add_argument(
         "--dataset",
+        type=str.lower,
         choices=[*DATASETS, *(n.dataset for nets in NETWORKS.values() for n in nets)],
         help="only this dataset",
     )
@@ -312,6 +329,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--epochs must be a positive int, got {args.epochs}")
     if not _available(args.task):
         parser.error(f"{args.task}'s training script is not in this folder's mt_examples/")
+    try:
+        return _main(args, parser)
+    except NotImplementedError as e:  # a starter's stub: an earlier task is not done
+        return _unfinished(args.task, e)
+
+
+def _main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if args.task in NETWORKS:
         return _main_networks(args, parser)
     if args.data_dir is not None:

@@ -170,7 +170,8 @@ def build_parser(prog: str, description: str, defaults: ToyConfig) -> argparse.A
     """Return the command line of a toy training script (``--backend`` unless ``scalar``)."""
     p = argparse.ArgumentParser(prog=prog, description=description, formatter_class=HelpFormatter)
     add = p.add_argument
-    add("--dataset", choices=list(datasets), default=defaults.dataset, help="toy dataset")
+    add("--dataset", type=str.lower, choices=list(datasets), default=defaults.dataset,
+        help="toy dataset (any case: XOR is xor)")  # fmt: skip
     add("--points", "-n", type=positive_int, default=defaults.points,
         help="number of training points")  # fmt: skip
     add("--hidden", type=positive_int, default=defaults.hidden, help="width of each hidden layer")

@@ -71,3 +71,35 @@ def test_main_refuses_task_4_5s_options_for_a_toy_task(argv, message, capsys) ->
     with pytest.raises(SystemExit):
         graded.main(argv.split())
     assert message in capsys.readouterr().err
+
+
+def test_a_missing_earlier_task_is_named_in_one_line_with_status_1(monkeypatch, capsys) -> None:
+    """On a starter whose task 2.3 is not done, training task 2.5 stops at that task's stub.
+
+    It said so with a raw traceback; now one line names the task, and the status is 1.
+    """
+    from minitorch.tensor import SimpleBackend
+
+    def stub(*args, **kwargs):  # what a starter's unfinished task 2.3 raises
+        raise NotImplementedError("Task 2.3: SimpleOps.zip_kernel (tensor_ops.py)")
+
+    monkeypatch.setattr(SimpleBackend, "mul_zip", stub)
+    assert graded.main(["task2_5", "--dataset", "xor", "--epochs", "1"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith("error: cannot train task2_5: it runs the code of task 2.3, which")
+    assert "not done yet (NotImplementedError: Task 2.3: SimpleOps.zip_kernel" in err
+    assert "Traceback" not in err
+
+
+def test_a_stub_without_a_task_number_still_gives_one_line(monkeypatch, capsys) -> None:
+    def bare_stub(argv):
+        raise NotImplementedError
+
+    monkeypatch.setattr(train_tensor, "main", bare_stub)
+    assert graded.main(["task2_5", "--dataset", "simple", "--epochs", "1"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        "error: cannot train task2_5: it runs the code of a task, which is not done yet "
+        "(NotImplementedError: NotImplementedError)"
+    )

@@ -105,10 +105,22 @@ def test_main_prints_progress_and_summary(
     assert (result.config.dataset, result.config.epochs) == ("diag", 4)
 
 
+@pytest.mark.parametrize("name", ["XOR", "Xor", "xor", "Simple"])
+def test_dataset_names_ignore_case_on_the_command_line(
+    script: ModuleType, name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As the README says and ``datasets["Xor"]`` does (``--dataset XOR`` was refused)."""
+    argv = f"--dataset {name} --points 6 --hidden 2 --epochs 1 --log-every 0 --no-progress"
+    result = script.main(argv.split())
+    assert result.config.dataset == name.lower()
+    assert f"dataset={name.lower()}" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
         ("--dataset moons", "invalid choice: 'moons'"),
+        ("--dataset MOONS", "invalid choice: 'moons'"),
         ("--points 0", "expected an integer in [1,"),
         ("--lr -1", "expected a positive finite number"),
         ("--lr inf", "expected a positive finite number"),

@@ -152,3 +152,22 @@ def test_hash_by_identity():
     assert d[b] == "b"
     assert hash(a) == hash(a)
     assert hash(a) != hash(b)
+
+
+def test_a_parameter_is_an_operand_on_either_side() -> None:
+    """A Module's Parameter of a Scalar stands for its Scalar: ``x * p`` and ``p * x``.
+
+    (``Scalar(2.0) * Parameter(Scalar(3.0))`` raised TypeError: a Parameter is not a number.)
+    The gradient reaches the parameter's Scalar.
+    """
+    from minitorch.autodiff import central_difference
+    from minitorch.operators import Parameter
+
+    x = Scalar(2.0)
+    p = Parameter(Scalar(3.0))
+    out = x * p + p * x - p / x + Parameter(1.5) * x
+    expected = lambda w: 2.0 * w + w * 2.0 - w / 2.0 + 1.5 * 2.0  # noqa: E731
+    assert same(out.data, expected(3.0))
+    out.backward()
+    assert math.isclose(p.value.derivative, central_difference(expected, 3.0), rel_tol=1e-6)
+    assert p.value.derivative == p.grad

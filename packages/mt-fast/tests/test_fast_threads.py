@@ -68,3 +68,47 @@ def test_two_threads_share_the_backend(layer: str | None) -> None:
     assert done.returncode == 0, (done.returncode, done.stdout, done.stderr[-2000:])
     if layer is not None:
         assert done.stdout.startswith(layer), done.stdout
+
+
+@pytest.mark.task3_1
+def test_backward_in_several_threads_into_one_leaf_loses_no_update() -> None:
+    """Threads' backward passes into one shared leaf on the fast backend all count.
+
+    (4 threads of 400 passes of ``(x * 2).sum()`` left ``x.grad`` near 2344, not 3200:
+    the leaf's gradient was read and written without a lock.) One element: every kernel
+    runs its serial twin, so the threads launch no parallel kernel.
+    """
+    import threading
+
+    from minitorch.fast import FastBackend
+    from minitorch.tensor import tensor
+
+    x = tensor([1.0], backend=FastBackend, requires_grad=True)
+    (x * 2).sum().backward()  # compile (or load) the kernels first
+    x.grad = None
+    start = threading.Barrier(4)
+
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        start.wait()
+        try:
+            for _ in range(400):
+                (x * 2).sum().backward()
+        except BaseException as e:  # raised again below, in the test's own thread
+            errors.append(e)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    if errors:
+        raise errors[0]
+    assert x.grad is not None
+    assert x.grad.tolist() == [3200.0]

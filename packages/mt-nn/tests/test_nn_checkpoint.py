@@ -58,6 +58,35 @@ def test_save_replaces_atomically_and_leaves_no_temporary(tmp_path, monkeypatch)
     assert nn.load_checkpoint(Small(2), path) == {"epoch": 1}
 
 
+@pytest.mark.skipif(os.name != "posix", reason="file modes and the umask are POSIX's")
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002], ids=["022", "077", "002"])
+def test_a_checkpoint_gets_the_mode_the_umask_gives_as_np_savez(tmp_path, umask) -> None:
+    """The atomic write keeps the file mode of a plain write: 0666 less the umask.
+
+    (``tempfile.mkstemp`` made every checkpoint 0600, where ``np.savez`` and ``torch.save``
+    give 0644 under umask 022.)
+    """
+    before = os.umask(umask)
+    try:
+        path = nn.save_checkpoint(Small(0), tmp_path / "model.npz")
+        nn.save_checkpoint(Small(1), path)  # replacing an existing checkpoint too
+        np.savez(tmp_path / "plain.npz", a=np.zeros(2))
+        torch_mode = None
+        try:
+            import torch
+        except ImportError:
+            pass
+        else:
+            torch.save({"a": torch.zeros(2)}, tmp_path / "torch.pt")
+            torch_mode = (tmp_path / "torch.pt").stat().st_mode & 0o777
+    finally:
+        os.umask(before)
+    mode = path.stat().st_mode & 0o777
+    assert mode == 0o666 & ~umask
+    assert mode == (tmp_path / "plain.npz").stat().st_mode & 0o777
+    assert torch_mode in (None, mode)
+
+
 def test_loading_into_a_different_model_raises_and_changes_nothing(tmp_path) -> None:
     path = nn.save_checkpoint(Small(0, hidden=4), tmp_path / "model.npz")
     other = Small(1, hidden=5)

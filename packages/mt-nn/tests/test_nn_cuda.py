@@ -61,3 +61,16 @@ def test_conv2d_cuda(reverse, ref) -> None:
 def test_pool_and_softmax_compose_on_cuda() -> None:
     x = np.random.default_rng(2).standard_normal((1, 1, 2, 4))
     check_against_cpu(lambda a: nn.logsoftmax(nn.avgpool2d(a, (2, 2)).view(1, 2), 1), x)
+
+
+@pytest.mark.task4_4
+def test_max_argmax_and_maxpool_with_a_nan_as_on_the_cpu() -> None:
+    """A NaN is the maximum on the GPU too: argmax marks it, max_pool's gradient goes to it."""
+    rows = np.array([[1.0, np.nan, 3.0], [4.0, 6.0, 6.0]])
+    assert nn.argmax(from_numpy(rows, Cuda), 1).to_numpy().tolist() == [[0, 1, 0], [0, 1, 0]]
+    x = np.array([[[[1.0, np.nan, 0.0, 2.0], [3.0, 4.0, 5.0, 1.0]]]])
+    on_gpu, grad_gpu = run(lambda a: nn.maxpool2d(a, (2, 2)), Cuda, x)
+    on_cpu, grad_cpu = run(lambda a: nn.maxpool2d(a, (2, 2)), FastBackend, x)
+    np.testing.assert_array_equal(on_gpu, on_cpu)
+    np.testing.assert_array_equal(grad_gpu, grad_cpu)
+    assert grad_gpu[0, 0, 0].tolist() == [0.0, -1.0, 0.0, 0.0]  # the upstream -1 at the NaN

@@ -41,6 +41,9 @@ class Behaviour:
     pause: threading.Event | None = None  # set: stop half-way until `resume` is set
     resume: threading.Event = field(default_factory=threading.Event)
     log: list[tuple[str, str | None]] = field(default_factory=list)
+    together: int = 0  # hold each answer until this many requests came (or `patience` s)
+    patience: float = 1.0
+    arrived: threading.Condition = field(default_factory=threading.Condition)
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -49,7 +52,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         b = self.server.behaviour
         wanted = self.headers.get("Range")
-        b.log.append((self.path, wanted))
+        with b.arrived:
+            b.log.append((self.path, wanted))
+            b.arrived.notify_all()
+            b.arrived.wait_for(lambda: len(b.log) >= b.together, timeout=b.patience)
         body = b.files.get(self.path)
         if body is None:
             self.send_error(404)
@@ -446,3 +452,76 @@ def test_pinned_checksums_are_well_formed() -> None:
         assert remote.urls
         assert all(u.startswith("https://") for u in remote.urls)
         assert all(u.endswith("/" + remote.name) for u in remote.urls)
+
+
+RACER = """
+import sys
+from pathlib import Path
+
+from minitorch.nn.download import Remote, fetch
+
+url, dest, sha256, size = sys.argv[1:]
+try:
+    fetch([url], Path(dest), Remote("f.bin", (url,), sha256, int(size)), progress=False)
+except Exception as e:
+    print(f"{type(e).__name__}: {e}")
+    sys.exit(1)
+"""
+
+
+def test_processes_and_threads_fetching_one_file_into_one_folder_all_get_it(
+    server, tmp_path
+) -> None:
+    """Six downloads of one file into one folder at once: one transfer, six good results.
+
+    (They shared the ``.part`` file: 3 of 6 died with a bare FileNotFoundError on the
+    rename, others kept bytes of two transfers.) Three child processes and three threads;
+    the server holds each answer until all six asked (or a second passed), so that
+    without the folder's lock every one of them starts a transfer.
+    """
+    import subprocess
+
+    base, b = server
+    data = blob(600_000)
+    b.files["/f.bin"] = data
+    b.together = 6
+    dest = tmp_path / "data" / "f.bin"
+    remote = remote_for("f.bin", data, f"{base}/f.bin")
+    children = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                RACER,
+                f"{base}/f.bin",
+                str(dest),
+                remote.sha256,
+                f"{len(data)}",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for _ in range(3)
+    ]
+    errors: list[str] = []
+
+    def fetch_in_a_thread() -> None:
+        try:
+            fetch([f"{base}/f.bin"], dest, remote, progress=False)
+        except Exception as e:  # reported below
+            errors.append(f"{type(e).__name__}: {e}")
+
+    threads = [threading.Thread(target=fetch_in_a_thread) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    for child in children:
+        out, _ = child.communicate(timeout=120)
+        if child.returncode:
+            errors.append(out.strip())
+    assert errors == []
+    assert dest.read_bytes() == data
+    assert leftovers(tmp_path) == ["f.bin"]
+    assert len(b.log) == 1  # the others waited for the lock, then found the file

@@ -251,3 +251,39 @@ def test_an_unbatched_linear_input_gets_its_gradient(backend) -> None:
     layer = nn.Linear(3, 2, backend=backend, seed=2)
     x = from_numpy(np.array([0.5, -1.0, 2.0]), backend)
     grad_check(lambda t: layer(t), x)
+
+
+class Net(Module):
+    """A small network of this layer's modules (module level, so pickle finds its class)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(1, 2, 2, backend=FastBackend, seed=0)
+        self.head = nn.Linear(2 * 3 * 3, 2, backend=FastBackend, seed=1)
+
+    def forward(self, x):  # type: ignore[no-untyped-def]
+        return self.head(self.conv(x).relu().view(x.shape[0], 2 * 3 * 3))
+
+
+def test_models_deepcopy_and_pickle_and_the_copy_trains_on_its_own() -> None:
+    """``copy.deepcopy(model)`` and ``pickle`` work, as with torch.nn modules.
+
+    (``deepcopy(model)`` raised ``TypeError: TensorBackend.__new__() missing ... 'ops'``.)
+    """
+    import copy
+    import pickle
+
+    model = Net()
+    x = from_numpy(np.random.default_rng(2).standard_normal((2, 1, 3, 3)), FastBackend)
+    expected = model(x).to_numpy()
+    for twin in (copy.deepcopy(model), pickle.loads(pickle.dumps(model))):
+        assert [n for n, _ in twin.named_parameters()] == [n for n, _ in model.named_parameters()]
+        np.testing.assert_array_equal(twin(x).to_numpy(), expected)
+        for p in twin.parameters():
+            assert p.value.backend is FastBackend
+            assert p.value.is_leaf
+            assert p.value.requires_grad
+        twin(x).sum().backward()
+        Adam(twin.parameters(), lr=0.1).step()
+        assert not np.array_equal(twin(x).to_numpy(), expected)
+        np.testing.assert_array_equal(model(x).to_numpy(), expected)  # the original is as it was

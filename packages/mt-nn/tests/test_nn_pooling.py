@@ -144,3 +144,19 @@ def test_pool_errors(fn) -> None:
         fn(x, (2,))
     with pytest.raises(ValueError, match=r"\(batch, channel, height, width\)"):
         fn(from_numpy(np.ones((6, 6)), FastBackend), (2, 2))
+
+
+def test_maxpool2d_gives_a_nans_window_gradient_to_the_nan(backend) -> None:
+    """As ``max_pool2d``: the NaN is the window's maximum (the window's gradient was NaN)."""
+    x = np.array([[[[1.0, np.nan, 0.0, 2.0], [3.0, 4.0, 5.0, 1.0]]]])
+    t = from_numpy(x.copy(), backend).requires_grad_(True)
+    out = nn.maxpool2d(t, (2, 2))
+    assert np.isnan(out.to_numpy()[0, 0, 0, 0])
+    assert out.to_numpy()[0, 0, 0, 1] == 5.0
+    out.sum().backward()
+    expected = [[[[0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0]]]]
+    assert t.grad.to_numpy().tolist() == expected
+    torch = pytest.importorskip("torch")
+    tx = torch.tensor(x, requires_grad=True)
+    torch.nn.functional.max_pool2d(tx, 2).sum().backward()
+    assert tx.grad.tolist() == expected

@@ -216,3 +216,34 @@ def test_dropout_non_numeric_rate_is_a_type_error_naming_rate(rate, ignore) -> N
         TypeError, match=rf"^dropout rate must be a real number, got {type(rate).__name__}"
     ):
         nn.dropout(t, rate, ignore=ignore)
+
+
+NAN_ROWS = [[1.0, np.nan, 3.0], [4.0, 6.0, 6.0]]
+
+
+def check_max_and_argmax_with_a_nan(be) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """nn.argmax and nn.max of ``NAN_ROWS`` on ``be``; returns the gradient of ``max``."""
+    x = tensor(NAN_ROWS, backend=be)
+    assert nn.argmax(x, 1).to_numpy().tolist() == [[0.0, 1.0, 0.0], [0.0, 1.0, 0.0]], be
+    t = tensor(NAN_ROWS, backend=be).requires_grad_(True)
+    top = nn.max(t, 1)
+    assert np.isnan(top.to_numpy()[0, 0])
+    assert top.to_numpy()[1, 0] == 6.0
+    top.sum().backward()
+    grad = t.grad.to_numpy()
+    assert np.isnan(grad[0]).all(), be
+    assert grad[1].tolist() == [0.0, 0.5, 0.5], be
+    return grad
+
+
+def test_argmax_and_max_with_a_nan_follow_pytorch(backend) -> None:
+    """A NaN is the maximum: ``argmax`` marks it (it marked nothing), as ``torch.argmax``.
+
+    ``nn.max`` keeps ``torch.amax``'s rule: the maximum is NaN and so is its gradient.
+    """
+    grad = check_max_and_argmax_with_a_nan(backend)
+    torch = pytest.importorskip("torch")
+    tx = torch.tensor(NAN_ROWS, dtype=torch.float64, requires_grad=True)
+    assert torch.argmax(tx, 1).tolist() == [1, 1]
+    torch.amax(tx, 1, keepdim=True).sum().backward()
+    np.testing.assert_array_equal(grad, tx.grad.numpy())

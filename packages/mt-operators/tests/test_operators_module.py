@@ -187,11 +187,41 @@ def test_reassigning_parameter_replaces_registry_entry():
     assert leaf.weight is new
 
 
-def test_reassigning_parameter_to_plain_value_unregisters_it():
+def test_assigning_a_plain_value_over_a_parameter_raises_naming_it():
+    """As PyTorch: ``m.w = value`` over a registered parameter is refused, not unregistered.
+
+    (It used to unregister the parameter silently, so an optimizer stopped updating it.)
+    None is allowed and keeps the name a parameter's, holding none.
+    """
     leaf = Leaf()
-    leaf.weight = 3.0
+    with pytest.raises(TypeError, match=r"cannot assign 'float' as parameter 'weight' \(Parameter"):
+        leaf.weight = 3.0
+    assert isinstance(leaf.weight, Parameter)
+    assert [n for n, _ in leaf.named_parameters()] == ["weight", "bias"]
+    leaf.weight = None
+    assert leaf.weight is None
+    assert [n for n, _ in leaf.named_parameters()] == ["bias"]
+    assert "(weight): None" in repr(leaf)
+    with pytest.raises(TypeError, match="as parameter 'weight'"):
+        leaf.weight = 3.0  # still a parameter's name
+    leaf.weight = Parameter(4.0)
+    assert sorted(n for n, _ in leaf.named_parameters()) == ["bias", "weight"]
+    del leaf.weight
+    leaf.weight = 3.0  # deleted first: a plain attribute now
     assert leaf.weight == 3.0
     assert "weight" not in dict(leaf.named_parameters())
+
+
+def test_a_parameter_registered_under_two_names_is_listed_once():
+    """As PyTorch's ``parameters()`` and ``named_parameters()``: once, under its first name."""
+    shared = Parameter(2.0)
+    top = Top()
+    top.layer1.weight = shared
+    top.layer2.bias = shared
+    top.tied = shared
+    named = top.named_parameters()
+    assert [n for n, p in named if p is shared] == ["tied"]  # this module's own come first
+    assert len(top.parameters()) == len({id(p) for p in top.parameters()}) == 7
 
 
 def test_reassigning_plain_value_to_parameter_registers_it():
@@ -315,6 +345,57 @@ def test_parameter_stands_for_its_value() -> None:
         p.no_such_attribute  # noqa: B018
     with pytest.raises(AttributeError, match="Parameter"):
         p._private  # noqa: B018 - private names are not forwarded
+
+
+def test_parameter_forwards_the_numeric_operators_to_its_value() -> None:
+    """A Parameter stands for its value in arithmetic too, on either side of an operator.
+
+    (Python looks operators up on the class, so ``__getattr__`` never forwarded them:
+    ``Parameter(t) * 2`` and ``x @ p`` raised TypeError.)
+    """
+    import operator
+
+    class Value:
+        """Records the operations it takes part in."""
+
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def _op(name):
+            return lambda self, other=None: (name, self.name, getattr(other, "name", other))
+
+        for _name in ("add", "sub", "mul", "truediv", "matmul", "pow", "lt", "le", "gt", "ge"):
+            locals()[f"__{_name}__"] = _op(_name)
+            locals()[f"__r{_name}__"] = _op(f"r{_name}")
+        __neg__, __pos__, __abs__ = _op("neg"), _op("pos"), _op("abs")
+
+    p, q = Parameter(Value("p")), Parameter(Value("q"))
+    assert p * 2 == ("mul", "p", 2)
+    assert 2 * p == ("rmul", "p", 2)
+    assert p @ q == ("matmul", "p", "q")  # both unwrapped
+    assert operator.matmul(3, p) == ("rmatmul", "p", 3)
+    assert p - 1 == ("sub", "p", 1)
+    assert 1 - p == ("rsub", "p", 1)
+    assert p + 1 == ("add", "p", 1)
+    assert 1 + p == ("radd", "p", 1)
+    assert p / 4 == ("truediv", "p", 4)
+    assert 4 / p == ("rtruediv", "p", 4)
+    assert p**2 == ("pow", "p", 2)
+    assert 2**p == ("rpow", "p", 2)
+    assert (p < 1, p <= 1, p > 1, p >= 1) == (
+        ("lt", "p", 1),
+        ("le", "p", 1),
+        ("gt", "p", 1),
+        ("ge", "p", 1),
+    )
+    assert (-p, +p, abs(p)) == (("neg", "p", None), ("pos", "p", None), ("abs", "p", None))
+    # Plain floats, as a course module holds them.
+    w = Parameter(1.5)
+    assert (w * 2, 2 * w, w + w, 3 - w, -w, w**2, w < 2) == (3.0, 3.0, 3.0, 1.5, -1.5, 2.25, True)
+    # Equality stays identity: parameters are found in lists and sets as themselves.
+    assert w == w
+    assert w != Parameter(1.5)
+    assert w in [Parameter(1.5), w]
 
 
 def test_parameter_survives_copy_and_pickle_despite_forwarding() -> None:

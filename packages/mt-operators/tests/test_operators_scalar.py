@@ -145,6 +145,32 @@ def test_ieee_edge_values():
     assert math.isnan(relu(math.nan))
 
 
+def test_div_is_ieee_division_even_by_subnormals():
+    """``div`` divides directly: ``x * inv(y)`` overflows when ``y`` is subnormal.
+
+    (``inv(5e-324)`` is inf, so ``0 / 5e-324`` gave NaN and ``2e-309 / 1e-309`` inf.)
+    """
+    cases = [
+        (2e-309, 1e-309, 2e-309 / 1e-309),  # about 2.0
+        (0.0, 5e-324, 0.0),
+        (1.0, 0.0, math.inf),
+        (-1.0, 0.0, -math.inf),
+        (1.0, -0.0, -math.inf),
+        (6.0, -3.0, -2.0),
+        (1.0, math.inf, 0.0),
+    ]
+    for x, y, expected in cases:
+        assert ops.div(x, y) == expected, (x, y)
+    for x, y in [(0.0, 0.0), (math.nan, 0.0), (math.inf, math.inf), (1.0, math.nan)]:
+        assert math.isnan(ops.div(x, y)), (x, y)
+    assert abs(ops.div(2e-309, 1e-309) - 2.0) < 1e-10
+    torch = pytest.importorskip("torch")
+    for x, y, _ in cases:
+        tx, ty = torch.tensor([x], dtype=torch.float64), torch.tensor([y], dtype=torch.float64)
+        theirs = (tx / ty).item()
+        assert ops.div(x, y) == theirs, (x, y)
+
+
 @pytest.mark.task0_1
 def test_exp_at_the_overflow_boundary():
     # log(DBL_MAX) ~= 709.7827: the largest finite exp, and the next float overflows.

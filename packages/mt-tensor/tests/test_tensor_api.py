@@ -193,6 +193,26 @@ def test_item():
     assert tensor([[1.0, 2.0]]).sum().item() == 3.0
 
 
+def test_int_and_float_of_a_one_element_tensor_as_pytorch():
+    """``int(t)`` truncates toward zero as PyTorch's (it raised TypeError); ``float(t)`` too.
+
+    A tensor of any other number of elements raises PyTorch's ValueError.
+    """
+    assert int(tensor([3.7])) == 3
+    assert int(tensor([[-3.7]])) == -3
+    assert isinstance(int(tensor([2.0])), int)
+    assert float(tensor([[2.5]])) == 2.5
+    for many in (tensor([1.0, 2.0]), zeros((0,))):
+        for convert in (int, float):
+            with pytest.raises(ValueError, match="only one element tensors can be converted"):
+                convert(many)
+    torch = pytest.importorskip("torch")
+    assert int(torch.tensor([3.7])) == 3
+    assert int(torch.tensor([[-3.7]])) == -3
+    with pytest.raises(ValueError, match="only one element tensors can be converted"):
+        int(torch.tensor([1.0, 2.0]))
+
+
 def test_item_of_many_elements_raises():
     with pytest.raises(RuntimeError, match=r"one-element.*\(2,\)"):
         tensor([1.0, 2.0]).item()

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from minitorch.operators import Module, Parameter
 from minitorch.tensor import (
     AccumulateGrad,
     CallableBool,
@@ -234,6 +235,94 @@ def test_hooks_see_the_gradient_replace_it_and_are_removable() -> None:
     assert values(x.grad) == [8.0, 16.0]
 
 
+def test_removing_a_hook_twice_never_removes_a_later_one() -> None:
+    """As PyTorch: a second ``remove()`` is a no-op, even after other hooks came and went.
+
+    (Handle ids were reused: register two, remove the second, register a third, and the
+    second's ``remove()`` removed the third.)
+    """
+    x = tensor([1.0, 2.0], requires_grad=True)
+    ran: list[str] = []
+    x.register_hook(lambda g: ran.append("first"))
+    second = x.register_hook(lambda g: ran.append("second"))
+    second.remove()
+    third = x.register_hook(lambda g: ran.append("third"))
+    second.remove()
+    assert third.id != second.id
+    (x * 1).sum().backward()
+    assert ran == ["first", "third"]
+    torch = pytest.importorskip("torch")
+    tx, tran = torch.tensor([1.0, 2.0], requires_grad=True), []
+    tx.register_hook(lambda g: tran.append("first"))
+    tsecond = tx.register_hook(lambda g: tran.append("second"))
+    tsecond.remove()
+    tx.register_hook(lambda g: tran.append("third"))
+    tsecond.remove()
+    (tx * 1).sum().backward()
+    assert tran == ran
+
+
+def test_backward_runs_under_no_grad_so_hooks_record_no_graph() -> None:
+    """A hook returning ``g * w`` (``w`` requires grad) leaves a constant ``x.grad``.
+
+    PyTorch runs the backward pass with grad mode off (unless ``create_graph``); here the
+    gradient was a non-leaf that required grad, so ``x.grad.zero_()`` raised.
+    """
+    x = tensor([1.0, 2.0], requires_grad=True)
+    w = tensor([3.0, 4.0], requires_grad=True)
+    x.register_hook(lambda g: g * w)
+    (x * 1).sum().backward()
+    assert x.grad is not None
+    assert not x.grad.requires_grad
+    assert x.grad.is_leaf
+    assert values(x.grad) == [3.0, 4.0]
+    x.grad.zero_()
+    assert values(x.grad) == [0.0, 0.0]
+    torch = pytest.importorskip("torch")
+    tx = torch.tensor([1.0, 2.0], requires_grad=True)
+    tw = torch.tensor([3.0, 4.0], requires_grad=True)
+    tx.register_hook(lambda g: g * tw)
+    (tx * 1).sum().backward()
+    assert (tx.grad.requires_grad, tx.grad.is_leaf) == (False, True)
+    assert tx.grad.tolist() == [3.0, 4.0]
+
+
+def test_backward_in_several_threads_into_one_leaf_loses_no_update() -> None:
+    """Gradients accumulate into a shared leaf under a lock, as PyTorch's AccumulateGrad.
+
+    (4 threads of 400 backward passes of ``(x * 2).sum()`` left about 2344, not 3200.)
+    """
+    import sys
+    import threading
+
+    x = tensor([1.0], requires_grad=True)
+    start = threading.Barrier(4)
+
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        start.wait()
+        try:
+            for _ in range(400):
+                (x * 2).sum().backward()
+        except BaseException as e:  # raised again below, in the test's own thread
+            errors.append(e)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads often, inside the accumulation too
+    try:
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    if errors:
+        raise errors[0]
+    assert values(x.grad) == [3200.0]
+
+
 def test_a_leaf_hook_changes_what_is_accumulated() -> None:
     x = tensor([1.0, 2.0], requires_grad=True)
     with x.register_hook(lambda g: g + 1):
@@ -408,6 +497,27 @@ def test_in_place_writes_to_a_leaf_that_requires_grad_need_no_grad(write) -> Non
         write(y)  # a non-leaf: the graph cannot record it
 
 
+def test_fill_with_a_tensor_that_requires_grad_needs_no_grad_as_copy_does() -> None:
+    """``fill_(v)`` with a ``v`` that requires grad is refused outside no_grad, as ``copy_``.
+
+    (It took ``v``'s value and dropped the graph silently. PyTorch records FillBackward;
+    MiniTorch cannot record an in-place write, so it refuses, as ``copy_`` of such a
+    tensor already did.)
+    """
+    v = tensor([3.0], requires_grad=True)
+    k = zeros((2,))
+    with pytest.raises(RuntimeError, match="cannot record the fill"):
+        k.fill_(v)
+    assert values(k) == [0.0, 0.0]
+    with no_grad():
+        k.fill_(v)
+    assert values(k) == [3.0, 3.0]
+    assert not k.requires_grad
+    x = tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        x.fill_(v)  # the target's own check first, as copy_
+
+
 def test_copy_from_a_tensor_that_requires_grad_needs_no_grad() -> None:
     x = tensor([1.0, 2.0], requires_grad=True)
     k = zeros((2,))
@@ -449,3 +559,104 @@ def test_history_is_slotted_with_pytorchs_metadata_off_by_default() -> None:
     h = History()
     assert not hasattr(h, "__dict__")
     assert (h.hooks, h.retains_grad, h.freed, h.node) == (None, False, False, None)
+
+
+# ------------------------------------------------------------------------------ copy, pickle
+def test_deepcopy_of_a_leaf_keeps_requires_grad_and_grad_and_copies_the_values() -> None:
+    """As PyTorch. (``copy.deepcopy(tensor([1.]))`` raised TypeError: the backend's
+    ``__new__`` needs its ops; ``pickle.dumps`` failed on a kernel's local function.)"""
+    import copy
+
+    x = tensor([1.0, 2.0], requires_grad=True)
+    (x * 3).sum().backward()
+    c = copy.deepcopy(x)
+    assert values(c) == [1.0, 2.0]
+    assert c.requires_grad
+    assert c.is_leaf
+    assert values(c.grad) == [3.0, 3.0]
+    assert c.grad is not x.grad
+    with no_grad():
+        c.fill_(5.0)
+    assert values(x) == [1.0, 2.0]  # the copy has storage of its own
+    assert c.backend is x.backend
+    plain = copy.deepcopy(tensor([[1.0, 2.0]]).permute(1, 0))
+    assert plain.tolist() == [[1.0], [2.0]]
+    assert not plain.requires_grad
+    shallow = copy.copy(x)
+    assert shallow.requires_grad
+    assert shallow.grad is None
+    with no_grad():
+        shallow.fill_(7.0)
+    assert values(x) == [7.0, 7.0]
+    torch = pytest.importorskip("torch")
+    tx = torch.tensor([1.0, 2.0], requires_grad=True)
+    (tx * 3).sum().backward()
+    tc = copy.deepcopy(tx)
+    assert (tc.requires_grad, tc.is_leaf, tc.grad.tolist()) == (True, True, [3.0, 3.0])
+    assert copy.copy(tx).grad is None
+
+
+def test_deepcopy_of_a_non_leaf_raises_pytorchs_error() -> None:
+    import copy
+
+    y = tensor([1.0], requires_grad=True) * 2
+    with pytest.raises(RuntimeError, match="Only Tensors created explicitly by the user"):
+        copy.deepcopy(y)
+    assert values(copy.deepcopy(y.detach())) == [2.0]
+    torch = pytest.importorskip("torch")
+    with pytest.raises(RuntimeError, match="Only Tensors created explicitly by the user"):
+        copy.deepcopy(torch.tensor([1.0], requires_grad=True) * 2)
+
+
+def test_pickle_keeps_values_shape_backend_and_requires_grad_but_not_grad() -> None:
+    """As PyTorch's pickling: the gradient is not saved, a non-leaf loads as a leaf."""
+    import pickle
+
+    x = tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+    (x * 2).sum().backward()
+    for original in (x, x.permute(1, 0), x[1], zeros((0, 2))):
+        loaded = pickle.loads(pickle.dumps(original))
+        assert loaded.shape == original.shape
+        assert loaded.tolist() == original.tolist()
+        assert loaded.backend is original.backend
+        assert loaded.requires_grad == original.requires_grad
+        assert loaded.grad is None
+    made = pickle.loads(pickle.dumps(x * 2))
+    assert made.is_leaf
+    assert made.requires_grad
+    assert made.tolist() == (x * 2).tolist()
+    torch = pytest.importorskip("torch")
+    tx = torch.tensor([1.0], requires_grad=True)
+    (tx * 2).sum().backward()
+    assert pickle.loads(pickle.dumps(tx)).grad is None
+    ty = pickle.loads(pickle.dumps(tx * 2))
+    assert (ty.is_leaf, ty.requires_grad) == (True, True)
+
+
+class Affine(Module):
+    """A model at module level, so pickle finds its class."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.w = Parameter(tensor([[1.0, -1.0], [2.0, 0.5]]))
+        self.b = Parameter(tensor([0.25, 0.0]))
+
+    def forward(self, x: Tensor) -> Tensor:
+        return x @ self.w.value + self.b.value
+
+
+def test_models_deepcopy_and_pickle_with_their_parameters() -> None:
+    """A Module of tensor Parameters copies and pickles; the copy trains on its own."""
+    import copy
+    import pickle
+
+    model = Affine()
+    for twin in (copy.deepcopy(model), pickle.loads(pickle.dumps(model))):
+        assert [n for n, _ in twin.named_parameters()] == ["w", "b"]
+        assert twin.w.value is not model.w.value
+        assert twin.w.value.tolist() == model.w.value.tolist()
+        assert twin.w.value.requires_grad
+        assert twin.w.value.is_leaf
+        twin(tensor([[1.0, 1.0]])).sum().backward()
+        assert twin.w.value.grad is not None
+        assert model.w.value.grad is None

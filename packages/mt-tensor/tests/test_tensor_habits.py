@@ -379,6 +379,32 @@ def test_parameter_of_an_expression_is_a_leaf_that_trains() -> None:
 
 
 @pytest.mark.task2_5
+def test_a_parameter_is_an_operand_of_the_tensor_operators_on_either_side() -> None:
+    """``p * 2``, ``2 * p``, ``x @ p``, ``p @ y``, ``x - p``: a parameter stands for its tensor.
+
+    (``Parameter(tensor([1., 2.])) * 2`` and ``x @ p`` raised TypeError.) The gradient
+    reaches the parameter's tensor, as torch.nn.Parameter's.
+    """
+    w = np.array([[1.0, -2.0], [0.5, 3.0], [2.0, 1.0]])
+    x = np.array([[1.0, 2.0, 3.0]])
+    p = Parameter(from_numpy(w.copy()))
+    xs = from_numpy(x)
+    out = (xs @ p) * 2 + (p @ tensor([[1.0], [1.0]])).sum() - p.sum() / p.sum() + 1 / (2 * p).sum()
+    expected = (x @ w) * 2 + (w @ [[1.0], [1.0]]).sum() - 1.0 + 1.0 / (2 * w).sum()
+    np.testing.assert_allclose(out.to_numpy(), expected)
+    assert (p * 2).tolist() == (2 * p).tolist() == (w * 2).tolist()
+    assert (-p).tolist() == (-w).tolist()
+    assert (xs @ p).tolist() == (x @ w).tolist()
+    ((xs @ p) * p).sum().backward()  # p on both sides of a product
+    grad = p.grad
+    assert grad is not None
+    torch = pytest.importorskip("torch")
+    tp = torch.nn.Parameter(torch.tensor(w))
+    ((torch.tensor(x) @ tp) * tp).sum().backward()
+    np.testing.assert_allclose(grad.to_numpy(), tp.grad.numpy())
+
+
+@pytest.mark.task2_5
 def test_parameter_matches_torch_nn_parameter() -> None:
     torch = pytest.importorskip("torch")
     theirs = torch.nn.Parameter(torch.tensor(M) * 2 - 1)

@@ -72,8 +72,11 @@ class ScalarFunction:
 
     @classmethod
     def apply(cls, *vals: ScalarLike) -> Scalar:
-        """Apply the function to Scalars (numbers become constants) and record history."""
-        scalars = [v if isinstance(v, Scalar) else Scalar(v, requires_grad=False) for v in vals]
+        """Apply the function to Scalars (numbers become constants) and record history.
+
+        A ``Parameter`` stands for its value (a Scalar, or a number that becomes a constant).
+        """
+        scalars = [v if isinstance(v, Scalar) else _operand(v) for v in vals]
         need_grad = is_grad_enabled() and any(not s.is_constant() for s in scalars)
         ctx = Context(no_grad=not need_grad)
         out = cls.forward(ctx, *(s.data for s in scalars))
@@ -81,6 +84,14 @@ class ScalarFunction:
             raise TypeError(f"{cls.__name__}.forward returned {type(out).__name__}, not float")
         history = ScalarHistory(cls, ctx, scalars) if need_grad else None
         return Scalar(out, history, requires_grad=need_grad)
+
+
+def _operand(v: ScalarLike | operators.Parameter) -> Scalar:
+    """A Scalar for an operand that is not one: a Parameter's value, or a constant."""
+    value = v.value if isinstance(v, operators.Parameter) else v
+    if isinstance(value, Scalar):
+        return value
+    return Scalar(value, requires_grad=False)
 
 
 class Scalar(GraphNode):

@@ -2,7 +2,9 @@
 
 ``save_checkpoint`` writes to a temporary file in the same folder, flushes it to disk and
 renames it over the target in one step (``os.replace``), so an interrupted save leaves
-either the old checkpoint or the new one, never a broken file.
+either the old checkpoint or the new one, never a broken file. The file gets the mode a
+plain ``open`` would give it (0666 less the umask: 0644 under the usual umask 022, as
+``np.savez`` and ``torch.save``), not ``tempfile.mkstemp``'s private 0600.
 
 A save that is killed (SIGKILL, power loss) cannot remove its temporary file. Those files
 are named ``.<checkpoint name>.<pid>.<random>.tmp``, and each save of a checkpoint removes
@@ -20,7 +22,7 @@ from __future__ import annotations
 import glob
 import json
 import os
-import tempfile
+import secrets
 import time
 import zipfile
 import zlib
@@ -153,9 +155,7 @@ def save_checkpoint(model: Module, path: str | os.PathLike[str], **metadata: Any
     arrays[_META] = np.array(_metadata_json(metadata))
     target.parent.mkdir(parents=True, exist_ok=True)
     _remove_stale_temporaries(target)
-    fd, tmp = tempfile.mkstemp(
-        prefix=f".{target.name}.{os.getpid()}.", suffix=".tmp", dir=target.parent
-    )
+    fd, tmp = _create_temporary(target)
     try:
         with os.fdopen(fd, "wb") as f:
             np.savez(f, **arrays)  # type: ignore[arg-type]
@@ -166,6 +166,22 @@ def save_checkpoint(model: Module, path: str | os.PathLike[str], **metadata: Any
         Path(tmp).unlink(missing_ok=True)
         raise
     return target
+
+
+def _create_temporary(target: Path) -> tuple[int, str]:
+    """Create ``.<name>.<pid>.<random>.tmp`` beside ``target``; return its fd and path.
+
+    Created as ``open`` creates a file (mode 0666, less the process's umask), unlike
+    ``tempfile.mkstemp`` (0600 whatever the umask); ``O_EXCL`` makes the name this
+    save's own, as mkstemp does.
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    while True:
+        tmp = target.parent / f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+        try:
+            return os.open(tmp, flags, 0o666), str(tmp)
+        except FileExistsError:
+            continue  # the same random name twice: draw another
 
 
 # What reading a damaged .npz can raise: zipfile's and numpy's own errors, and the ones

@@ -28,7 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._errors import CorruptDataError, DatasetError, DownloadError, MissingDataError
-from .download import Remote, extract, fetch, sources
+from .download import Remote, extract, fetch, folder_lock, sources
 
 __all__ = [
     "DATA_ENV",
@@ -334,14 +334,18 @@ class SST2:
         wanted = {f"SST-2/{split}.tsv": folder / f"{split}.tsv" for split in ("train", "dev")}
         if all(dest.is_file() for dest in wanted.values()):
             return root
-        archive = fetch(
-            sources(cls.REMOTE, "sst2", mirror),
-            folder / cls.REMOTE.name,
-            cls.REMOTE,
-            progress=progress,
-        )
-        extract(archive, wanted)
-        archive.unlink()
+        folder.mkdir(parents=True, exist_ok=True)
+        with folder_lock(folder):  # fetch, extract and remove the archive in one turn
+            if all(dest.is_file() for dest in wanted.values()):
+                return root  # another process did it while this one waited
+            archive = fetch(
+                sources(cls.REMOTE, "sst2", mirror),
+                folder / cls.REMOTE.name,
+                cls.REMOTE,
+                progress=progress,
+            )
+            extract(archive, wanted)
+            archive.unlink()
         return root
 
     @classmethod
@@ -471,14 +475,18 @@ class GloVe:
         dest = root / "glove" / name
         if dest.is_file():
             return root
-        archive = fetch(
-            sources(cls.REMOTE, "glove", mirror),
-            root / "glove" / cls.REMOTE.name,
-            cls.REMOTE,
-            progress=progress,
-        )
-        extract(archive, {name: dest})
-        archive.unlink()
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        with folder_lock(dest.parent):  # fetch, extract and remove the archive in one turn
+            if dest.is_file():
+                return root  # another process did it while this one waited
+            archive = fetch(
+                sources(cls.REMOTE, "glove", mirror),
+                root / "glove" / cls.REMOTE.name,
+                cls.REMOTE,
+                progress=progress,
+            )
+            extract(archive, {name: dest})
+            archive.unlink()
         return root
 
     @property

@@ -8,6 +8,13 @@ The readers' ``download`` class methods (``MNIST.download``, ``SST2.download``,
   the file still passes). A mismatch raises ``DownloadError`` and nothing is kept.
 - **Atomic.** Bytes go to ``.<name>.part`` next to the target; the target name appears
   only once the whole file is there and verified (``os.replace``).
+- **One download at a time per folder.** Two processes (or threads) fetching into one
+  folder would share that ``.part`` file: each truncated and appended to the other's
+  bytes, and the losers' renames failed. A download holds an exclusive lock on its
+  folder (``flock`` of the folder itself, so no lock file is left behind; released by the
+  system when a process dies), and looks for a finished, verified file once it has the
+  lock: the others wait, then find the file the first one wrote. Where the system has no
+  ``flock`` (Windows), each process writes a ``.part`` file of its own instead.
 - **Resumable.** A transfer cut short is retried with an HTTP ``Range`` request from where
   it stopped, in the same call (``retries`` times) and in a later call (the ``.part`` file
   stays). A server that ignores ``Range`` makes it start again from zero, cleanly.
@@ -23,6 +30,7 @@ Only the standard library speaks HTTP here (``urllib``).
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import http.client
@@ -30,19 +38,25 @@ import importlib
 import os
 import shutil
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
 import zipfile
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ._errors import DownloadError
 
-__all__ = ["MIRROR_ENV", "DownloadError", "Remote", "extract", "fetch", "sources"]
+try:
+    import fcntl
+except ImportError:  # Windows: no flock
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = ["MIRROR_ENV", "DownloadError", "Remote", "extract", "fetch", "folder_lock", "sources"]
 
 MIRROR_ENV = "MINITORCH_MIRROR"
 """Environment variable holding a mirror base URL (``<base>/<dataset>/<file>``)."""
@@ -82,6 +96,58 @@ def sources(remote: Remote, dataset: str, mirror: str | None = None) -> list[str
     if base:
         return [f"{base.rstrip('/')}/{dataset}/{remote.name}"]
     return list(remote.urls)
+
+
+class _Held(threading.local):
+    """The folders this thread holds locked, with how many ``folder_lock`` blocks deep."""
+
+    def __init__(self) -> None:
+        self.depth: dict[str, int] = {}
+
+
+_HELD = _Held()
+
+
+@contextlib.contextmanager
+def folder_lock(folder: str | os.PathLike[str]) -> Iterator[None]:
+    """Hold an exclusive lock on the existing ``folder`` while the block runs.
+
+    Other processes and threads that ask for the same folder wait until it is released
+    (the system releases it when a process dies). A thread that holds it already may ask
+    again (a reader's download locks its folder around ``fetch`` and ``extract``, which
+    lock it too). Without ``flock`` (Windows) it locks nothing.
+    """
+    key = os.path.realpath(folder)
+    depth = _HELD.depth
+    if fcntl is None or key in depth:
+        depth[key] = depth.get(key, 0) + 1
+        try:
+            yield
+        finally:
+            depth[key] -= 1
+            if not depth[key]:
+                del depth[key]
+        return
+    fd = os.open(key, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # blocks (without the GIL) until it is ours
+        depth[key] = 1
+        try:
+            yield
+        finally:
+            del depth[key]
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _part(path: Path) -> Path:
+    """The temporary file a download or extraction of ``path`` writes, before the rename.
+
+    One name per folder where downloads take turns (``folder_lock``); without ``flock``,
+    one per process, so that two processes never write into the same file.
+    """
+    own = "" if fcntl is not None else f".{os.getpid()}"
+    return path.with_name(f".{path.name}{own}.part")
 
 
 def _sha256(path: Path, gunzip: bool = False) -> str:
@@ -220,7 +286,8 @@ def fetch(
     """Download ``remote`` to ``dest`` from the first of ``urls`` that works.
 
     A ``dest`` that is already there and matches the checksum is kept as it is; one that
-    does not match is downloaded again.
+    does not match is downloaded again. The download holds ``folder_lock`` on ``dest``'s
+    folder: a second process or thread fetching the same file waits, then finds it.
 
     Args:
         urls: where to get it, tried in order (see ``sources``).
@@ -239,13 +306,23 @@ def fetch(
             file is left behind).
     """
     target = Path(dest)
+    if target.is_file() and _matches(target, remote):
+        return target  # no lock needed: the name appears only for a whole, verified file
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with folder_lock(target.parent):
+        return _fetch_locked(urls, target, remote, progress, retries, timeout)
+
+
+def _fetch_locked(
+    urls: Sequence[str], target: Path, remote: Remote, progress: bool, retries: int, timeout: float
+) -> Path:
+    """``fetch`` once it holds the folder's lock: another may have fetched it meanwhile."""
     if target.is_file():
         if _matches(target, remote):
             return target
         if progress:
             print(f"{target} does not match its checksum: downloading it again", file=sys.stderr)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    part = target.with_name(f".{target.name}.part")
+    part = _part(target)
     failures = []
     for url in urls:
         for attempt in range(2):  # a second time from zero if a resumed file is wrong
@@ -287,15 +364,20 @@ def extract(archive: str | os.PathLike[str], members: Mapping[str, Path]) -> Non
     """
     source = Path(archive)
     for member, dest in members.items():
-        part = dest.with_name(f".{dest.name}.part")
+        part = _part(dest)
         dest.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            with zipfile.ZipFile(source) as zf, zf.open(member) as src, open(part, "wb") as out:
-                shutil.copyfileobj(src, out, 1 << 20)
-            os.replace(part, dest)
-        except (zipfile.BadZipFile, KeyError, OSError, EOFError, zlib.error) as e:
-            part.unlink(missing_ok=True)
-            raise DownloadError(
-                f"{source}: cannot extract {member} ({type(e).__name__}: {e}); delete the "
-                "archive and download it again"
-            ) from e
+        with folder_lock(dest.parent):  # one writer of the .part file at a time
+            try:
+                with (
+                    zipfile.ZipFile(source) as zf,
+                    zf.open(member) as src,
+                    open(part, "wb") as out,
+                ):
+                    shutil.copyfileobj(src, out, 1 << 20)
+                os.replace(part, dest)
+            except (zipfile.BadZipFile, KeyError, OSError, EOFError, zlib.error) as e:
+                part.unlink(missing_ok=True)
+                raise DownloadError(
+                    f"{source}: cannot extract {member} ({type(e).__name__}: {e}); delete "
+                    "the archive and download it again"
+                ) from e

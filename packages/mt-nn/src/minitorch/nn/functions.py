@@ -27,6 +27,7 @@ from minitorch.tensor import (
     check_dim,
     check_reduction_dim,
     from_numpy,
+    is_max,
     max_mask,
 )
 
@@ -197,7 +198,7 @@ class Maxpool2dFun(Function):
         windows, top = ctx.saved_values
         f = grad_output.backend
         batch, channel, nh, kh, nw, kw = windows.shape
-        mask = f.eq_zip(windows, top)
+        mask = is_max(windows, top)  # a NaN in a window is its maximum, as in PyTorch
         count = f.add_reduce(f.add_reduce(mask, 5), 3)
         g = grad_output.contiguous().view(batch, channel, nh, 1, nw, 1)
         grad = f.mul_zip(mask, f.mul_zip(g, f.inv_map(count)))
@@ -222,6 +223,7 @@ def maxpool2d(input: Tensor, kernel: tuple[int, int]) -> Tensor:
 
     The gradient of a window goes to its maximum; tied maxima share it equally (as
     ``torch.amax`` does; ``torch.nn.functional.max_pool2d`` gives it all to one of them).
+    A NaN is a window's maximum and takes its gradient, as in ``max_pool2d``.
 
     Raises:
         TypeError: if a kernel size is not an int.
@@ -239,22 +241,24 @@ def max(input: Tensor, dim: int | None = None) -> Tensor:
     """The maximum over ``dim`` (kept with size 1, as ``torch.amax(keepdim=True)``).
 
     With ``dim=None`` the maximum of every element, shape ``(1,)``. The gradient goes to
-    the maximal elements; ties share it equally, as with ``torch.amax``. (mt-tensor's
-    ``Max`` with ``split=True``.)
+    the maximal elements; ties share it equally, as with ``torch.amax``, whose rule this
+    keeps for a NaN too: the maximum is NaN and so is its gradient. (mt-tensor's ``Max``
+    with ``split=True, amax=True``.)
     """
     _check_tensor(input, "max")
     d = check_reduction_dim("max", dim, input.shape)
     # BEGIN SOLUTION task4_4
     if d is None:
-        return Max.apply(input.contiguous().view(input.numel()), 0, True)
-    return Max.apply(input, d, True)
+        return Max.apply(input.contiguous().view(input.numel()), 0, True, True)
+    return Max.apply(input, d, True, True)
     # END SOLUTION
 
 
 def argmax(input: Tensor, dim: int) -> Tensor:
     """A one-hot tensor marking the maximum along ``dim`` (a constant, no gradient).
 
-    Among tied maxima the first is marked, as ``torch.argmax`` picks the first index.
+    Among tied maxima the first is marked, as ``torch.argmax`` picks the first index; a
+    NaN is the maximum, as there.
     """
     _check_tensor(input, "argmax")
     dim = check_reduction_dim("argmax", dim, input.shape)

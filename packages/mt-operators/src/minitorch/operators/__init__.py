@@ -9,6 +9,7 @@ from .functional import add_lists, map, neg_list, prod, reduce, sum, zip_with
 from .module import Module, Parameter
 from .scalar import (
     add,
+    div,
     eq,
     exp,
     id,
@@ -47,6 +48,7 @@ __all__ = [
     "add_lists",
     "addLists",
     "datasets",
+    "div",
     "eq",
     "exp",
     "id",

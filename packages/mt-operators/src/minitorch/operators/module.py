@@ -7,9 +7,15 @@ its dotted path (``layer1.weight``), as in PyTorch.
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 __all__ = ["Module", "Parameter"]
+
+
+def _value(x: Any) -> Any:
+    """A Parameter's value, anything else as it is (the other operand of an operator)."""
+    return x.value if isinstance(x, Parameter) else x
 
 
 class Parameter:
@@ -23,7 +29,10 @@ class Parameter:
 
     Where PyTorch code expects the parameter to be its tensor, it stands for its value:
     ``p.grad``, ``p.data`` (read and assigned) and any other attribute of the value
-    (``p.shape``, ``p.fill_(1)``) are the value's. ``p.value`` is the course's spelling.
+    (``p.shape``, ``p.fill_(1)``) are the value's, and so are the numeric operators, on
+    either side (``p * 2``, ``2 * p``, ``x @ p``, ``-p``, ``p < 0``). ``==`` is not
+    forwarded: parameters compare (and hash) by identity, so a list of them can be searched.
+    ``p.value`` is the course's spelling.
     """
 
     def __init__(self, x: Any, name: str | None = None) -> None:
@@ -91,6 +100,65 @@ class Parameter:
         self.value = x
         self._mark()
 
+    # The numeric operators, forwarded to the value (Python looks them up on the class,
+    # never through ``__getattr__``). The other operand may be a Parameter too.
+    def __add__(self, other: Any) -> Any:
+        return self.value + _value(other)
+
+    def __radd__(self, other: Any) -> Any:
+        return _value(other) + self.value
+
+    def __sub__(self, other: Any) -> Any:
+        return self.value - _value(other)
+
+    def __rsub__(self, other: Any) -> Any:
+        return _value(other) - self.value
+
+    def __mul__(self, other: Any) -> Any:
+        return self.value * _value(other)
+
+    def __rmul__(self, other: Any) -> Any:
+        return _value(other) * self.value
+
+    def __truediv__(self, other: Any) -> Any:
+        return self.value / _value(other)
+
+    def __rtruediv__(self, other: Any) -> Any:
+        return _value(other) / self.value
+
+    def __matmul__(self, other: Any) -> Any:
+        return operator.matmul(self.value, _value(other))
+
+    def __rmatmul__(self, other: Any) -> Any:
+        return operator.matmul(_value(other), self.value)
+
+    def __pow__(self, other: Any) -> Any:
+        return self.value ** _value(other)
+
+    def __rpow__(self, other: Any) -> Any:
+        return _value(other) ** self.value
+
+    def __neg__(self) -> Any:
+        return -self.value
+
+    def __pos__(self) -> Any:
+        return +self.value
+
+    def __abs__(self) -> Any:
+        return abs(self.value)
+
+    def __lt__(self, other: Any) -> Any:
+        return self.value < _value(other)
+
+    def __le__(self, other: Any) -> Any:
+        return self.value <= _value(other)
+
+    def __gt__(self, other: Any) -> Any:
+        return self.value > _value(other)
+
+    def __ge__(self, other: Any) -> Any:
+        return self.value >= _value(other)
+
     def __repr__(self) -> str:
         return f"Parameter({self.value!r})"
 
@@ -115,7 +183,7 @@ class Module:
         self.__dict__["_parameters"] = {}
         self.__dict__["training"] = True
 
-    def _registries(self) -> tuple[dict[str, Module], dict[str, Parameter]]:
+    def _registries(self) -> tuple[dict[str, Module], dict[str, Parameter | None]]:
         try:
             return self.__dict__["_modules"], self.__dict__["_parameters"]
         except KeyError:
@@ -126,6 +194,15 @@ class Module:
 
     def __setattr__(self, key: str, value: Any) -> None:
         modules, parameters = self._registries()
+        if key in parameters and not isinstance(value, Parameter):
+            if value is not None:
+                raise TypeError(
+                    f"cannot assign {type(value).__name__!r} as parameter {key!r} (Parameter "
+                    f"or None expected); to change its value use self.{key}.update(x), or "
+                    f"del self.{key} first to make it a plain attribute"
+                )
+            parameters[key] = None  # still a parameter's name, holding none (as PyTorch)
+            return
         modules.pop(key, None)
         parameters.pop(key, None)
         if isinstance(value, (Parameter, Module)):
@@ -195,12 +272,18 @@ class Module:
     def named_parameters(self) -> list[tuple[str, Parameter]]:
         """Return ``(dotted_name, parameter)`` for every parameter in the tree.
 
-        Names are dotted paths from this module: ``layer1.weight``.
+        Names are dotted paths from this module: ``layer1.weight``. A parameter registered
+        under several names is listed once, under the first (as PyTorch); a name set to
+        None holds no parameter and is left out.
         """
         # BEGIN SOLUTION task0_4
         out: list[tuple[str, Parameter]] = []
+        seen: set[int] = set()
         for prefix, module in self.named_modules():
             for k, p in module.__dict__["_parameters"].items():
+                if p is None or id(p) in seen:
+                    continue
+                seen.add(id(p))
                 out.append((f"{prefix}.{k}" if prefix else k, p))
         return out
         # END SOLUTION
@@ -266,6 +349,9 @@ class Module:
             body = repr(module).replace("\n", "\n  ")
             lines.append(f"({key}): {body}")
         for key, p in self.__dict__["_parameters"].items():
+            if p is None:
+                lines.append(f"({key}): None")
+                continue
             shape = getattr(p.value, "shape", None)
             desc = f"shape={tuple(shape)}" if shape is not None else repr(p.value)
             lines.append(f"({key}): Parameter({desc})")

@@ -12,6 +12,7 @@ import math
 
 __all__ = [
     "add",
+    "div",
     "eq",
     "exp",
     "id",
@@ -150,6 +151,20 @@ def inv(x: float) -> float:
         return math.copysign(math.inf, x)
     return 1.0 / x
     # END SOLUTION
+
+
+def div(x: float, y: float) -> float:
+    """Return ``x / y`` as IEEE division does, without going through ``1 / y``.
+
+    ``x * inv(y)`` overflows for a subnormal ``y`` (``inv(5e-324)`` is ``inf``, so ``0 /
+    5e-324`` would be NaN, not 0). At ``y = 0`` the result is ``±inf`` (NaN for ``0 / 0``
+    or a NaN ``x``), as PyTorch divides.
+    """
+    if y == 0.0:
+        if x == 0.0 or x != x:
+            return math.nan
+        return math.copysign(math.inf, x) * math.copysign(1.0, y)
+    return x / y
 
 
 def log_back(x: float, d: float) -> float:

@@ -36,10 +36,12 @@ __all__ = [
     "Add",
     "All",
     "Copy",
+    "Div",
     "Exp",
     "Function",
     "History",
     "Index",
+    "IndexRows",
     "Inv",
     "IsClose",
     "Log",
@@ -55,6 +57,7 @@ __all__ = [
     "Sqrt",
     "Sum",
     "View",
+    "is_max",
     "max_mask",
     "power",
 ]
@@ -286,6 +289,30 @@ class Mul(Function):
         f = grad_output.backend
         return f.mul_zip(grad_output, b), f.mul_zip(grad_output, a)
         # END SOLUTION
+
+
+class Div(Function):
+    """``a / b``, divided directly (``a * (1 / b)`` overflows for a subnormal ``b``)."""
+
+    grad_fn_name = "DivBackward0"
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
+        """Divide."""
+        ctx.save_for_backward(a, b)
+        return a.backend.div_zip(a, b)
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        """``g / b`` and ``-g * ((a / b) / b)`` (PyTorch's order of operations)."""
+        a, b = ctx.saved_values
+        f = grad_output.backend
+        return (
+            None if a.is_constant() else f.div_zip(grad_output, b),
+            None
+            if b.is_constant()
+            else f.neg_map(f.mul_zip(grad_output, f.div_zip(f.div_zip(a, b), b))),
+        )
 
 
 class Sigmoid(Function):
@@ -691,7 +718,8 @@ def power(a: Tensor, p: float) -> Tensor:
 
     An integer ``p`` multiplies (square and multiply, then ``1 / x`` for ``p < 0``), so a
     negative base works; ``p = ±0.5`` takes the square root; another ``p`` is
-    ``exp(p * log(a))``: NaN for a negative base, as in PyTorch.
+    ``exp(p * log(a))``: NaN for a negative base, as in PyTorch, except ``-inf`` (``inf``
+    for ``p > 0``, 0 for ``p < 0``, as IEEE's ``pow``).
     """
     f = a.backend
     if float(p).is_integer():
@@ -713,6 +741,10 @@ def power(a: Tensor, p: float) -> Tensor:
     if abs(p) == 0.5:  # exact, as the square root is
         root = f.sqrt_map(a)
         return f.inv_map(root) if p < 0 else root
+    # IEEE (and PyTorch): (-inf) ** p is inf ** p for a p that is not an integer, but
+    # log(-inf) is NaN. So -inf becomes inf first: a * (1 - 2 * (a == -inf)).
+    at_minus_inf = f.eq_zip(a, _const(a, -np.inf))
+    a = f.mul_zip(a, f.add_zip(_const(a, 1.0), f.mul_zip(at_minus_inf, _const(a, -2.0))))
     return f.exp_map(f.mul_zip(f.log_map(a), _const(a, float(p))))
 
 
@@ -738,12 +770,25 @@ class Pow(Function):
         return out
 
 
+def is_max(a: Tensor, values: Tensor) -> Tensor:
+    """1.0 where ``a`` equals its maximum ``values`` (broadcast), else 0.0; NaN counts.
+
+    ``values`` is a maximum of ``a`` (``max_reduce``), so it is NaN wherever ``a`` holds a
+    NaN: there the NaNs of ``a`` are the maximal elements, as PyTorch's ``max`` takes them
+    (``eq`` alone finds none, NaN being unequal to itself). Three ``eq_zip`` calls:
+    ``(a == values) == (a == a)``.
+    """
+    f = a.backend
+    return f.eq_zip(f.eq_zip(a, values), f.eq_zip(a, a))
+
+
 def max_mask(a: Tensor, dim: int, values: Tensor | None = None) -> tuple[Tensor, Tensor, Tensor]:
     """Return ``(values, indices, first)`` of the maximum of ``a`` over ``dim`` (kept, size 1).
 
-    ``indices`` holds the position of the first maximal value (PyTorch's choice on ties) and
-    ``first`` is 1.0 there and 0.0 elsewhere, in ``a``'s shape. Only backend primitives.
-    ``values``, if given, is that maximum already computed (it is not reduced again).
+    ``indices`` holds the position of the first maximal value (PyTorch's choice on ties; a
+    NaN is the maximum, as in PyTorch) and ``first`` is 1.0 there and 0.0 elsewhere, in
+    ``a``'s shape. Only backend primitives. ``values``, if given, is that maximum already
+    computed (it is not reduced again).
     """
     f = a.backend
     n = a.shape[dim]
@@ -752,7 +797,7 @@ def max_mask(a: Tensor, dim: int, values: Tensor | None = None) -> tuple[Tensor,
     shape[dim] = n
     # rank is n, n-1, ..., 1 along dim: the largest rank among the maxima is the first one.
     rank = a.make([float(n - k) for k in range(n)], tuple(shape), backend=a.backend)
-    ranked = f.mul_zip(f.eq_zip(a, values), rank)
+    ranked = f.mul_zip(is_max(a, values), rank)
     top = f.max_reduce(ranked, dim)
     first = f.mul_zip(f.eq_zip(ranked, top), f.lt_zip(a.zeros((1,)), ranked))
     indices = f.add_zip(f.neg_map(top), _const(a, float(n)))
@@ -760,29 +805,33 @@ def max_mask(a: Tensor, dim: int, values: Tensor | None = None) -> tuple[Tensor,
 
 
 class Max(Function):
-    """The maximum over ``dim`` (kept with size 1).
+    """The maximum over ``dim`` (kept with size 1); a NaN is the maximum, as in PyTorch.
 
     The forward pass is one reduction; the backward pass finds where the maximum was taken.
     The gradient goes to the first maximal position (PyTorch's ``max(dim)``), or with
-    ``split`` is shared equally by every maximal element (PyTorch's ``max()``, ``amax``).
+    ``split`` is shared equally by every maximal element (PyTorch's ``max()``, and with
+    ``amax`` too ``torch.amax``'s, which finds maximal elements by ``==`` alone, so a NaN
+    maximum gives NaN gradients, as there).
     """
 
     grad_fn_name = "MaxBackward0"
 
     @staticmethod
-    def forward(ctx: Context, a: Tensor, dim: int, split: bool = False) -> Tensor:
+    def forward(
+        ctx: Context, a: Tensor, dim: int, split: bool = False, amax: bool = False
+    ) -> Tensor:
         """Max."""
         values = a.backend.max_reduce(a, dim)
-        ctx.save_for_backward(a, values, dim, split)
+        ctx.save_for_backward(a, values, dim, split, amax)
         return values
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> Tensor:
         """``g`` where the maximum was taken (split between ties with ``split``), else 0."""
-        a, values, dim, split = ctx.saved_values
+        a, values, dim, split, amax = ctx.saved_values
         f = a.backend
         if split:
-            ties = f.eq_zip(a, values)
+            ties = f.eq_zip(a, values) if amax else is_max(a, values)
             share = f.mul_zip(ties, f.inv_map(f.add_reduce(ties, dim)))
         else:
             share = max_mask(a, dim, values)[2]
@@ -807,4 +856,47 @@ class Index(Function):
         shape, view = ctx.saved_values
         grad = grad_output.zeros(shape)
         grad_output.backend.id_map(grad_output, _like(grad, view(grad.tensor_data)))
+        return grad
+
+
+def _row(t: Tensor, i: int) -> Tensor:
+    """The constant view ``t[i]`` of a tensor of at least one dimension (no graph)."""
+    td = t.tensor_data
+    offset = i * int(td.strides[0])
+    storage = td.storage[offset:] if offset else td.storage
+    return _like(t, TensorData._view(storage, td.shape[1:], td.strides[1:], td.version))
+
+
+class IndexRows(Function):
+    """``t[[i, j, ...]]``: the rows ``i, j, ...`` of ``t`` (its first dimension), copied.
+
+    An index list selects along the first dimension, as in PyTorch and NumPy (advanced
+    indexing): the result has shape ``(len(rows), *t.shape[1:])`` and does not share
+    ``t``'s storage. Each row is one ``id_map``; the backward pass adds each row's gradient
+    back into its row (a row taken twice gets both).
+    """
+
+    grad_fn_name = "IndexBackward0"
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, rows: tuple[int, ...]) -> Tensor:
+        """Copy the rows (each entry of ``rows`` is in ``range(a.shape[0])``)."""
+        ctx.save_for_backward(a.shape, rows)
+        f = a.backend
+        out = a.zeros((len(rows), *a.shape[1:]))
+        for k, i in enumerate(rows):
+            f.id_map(_row(a, i), _row(out, k))
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
+        """Zeros in the input's shape with each row's gradient added into its row."""
+        shape, rows = ctx.saved_values
+        f = grad_output.backend
+        grad = grad_output.zeros(shape)
+        done: set[int] = set()
+        for k, i in enumerate(rows):
+            target, g = _row(grad, i), _row(grad_output, k)
+            f.id_map(f.add_zip(target, g) if i in done else g, target)
+            done.add(i)
         return grad

@@ -13,6 +13,7 @@ and which gradient tensors leaves already hold) and PyTorch's error messages.
 
 from __future__ import annotations
 
+import itertools
 import threading
 import weakref
 from collections.abc import Callable
@@ -163,14 +164,18 @@ def _node_of(t: Tensor) -> Node | None:
 class RemovableHandle:
     """What ``register_hook`` returns: ``handle.remove()`` unregisters the hook.
 
-    Also a context manager that removes the hook on exit, as PyTorch's.
+    Also a context manager that removes the hook on exit, as PyTorch's. Every handle gets
+    an id never given before (PyTorch's ``RemovableHandle.next_id``), so removing a hook
+    twice cannot remove a hook registered later under a reused id.
     """
 
     __slots__ = ("_hooks", "id")
 
+    _next_id = itertools.count()  # ``next`` on a count is atomic: handles of any thread
+
     def __init__(self, hooks: dict[int, Callable[[Any], Any]], hook: Callable[[Any], Any]) -> None:
         self._hooks = hooks
-        self.id = next(reversed(hooks), -1) + 1  # keys grow in registration order
+        self.id = next(RemovableHandle._next_id)  # ids grow: the dict keeps hooks in order
         hooks[self.id] = hook
 
     def remove(self) -> None:

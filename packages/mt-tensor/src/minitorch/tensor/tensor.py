@@ -8,7 +8,9 @@ function.
 from __future__ import annotations
 
 import builtins
+import copy
 import numbers
+import threading
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from math import prod
@@ -17,7 +19,8 @@ from typing import Any, NamedTuple, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
-from minitorch.autodiff import GraphNode, backpropagate, is_grad_enabled
+from minitorch.autodiff import GraphNode, backpropagate, is_grad_enabled, no_grad
+from minitorch.operators import Parameter
 
 from .functions import (
     EQ,
@@ -27,9 +30,11 @@ from .functions import (
     Add,
     All,
     Copy,
+    Div,
     Exp,
     History,
     Index,
+    IndexRows,
     Inv,
     IsClose,
     Log,
@@ -46,6 +51,7 @@ from .functions import (
     Sum,
     View,
     _const,
+    _row,
     max_mask,
 )
 from .graph import (
@@ -141,6 +147,10 @@ class CallableBool(int):
 
 _TRUE = CallableBool(1)
 _FALSE = CallableBool(0)
+
+
+_ACCUMULATE = threading.Lock()
+"""Held while a gradient is added into a ``grad`` (``Tensor._store_grad``)."""
 
 
 class MaxResult(NamedTuple):
@@ -239,7 +249,9 @@ class Tensor(GraphNode):
                 check_same_device("Tensor", self.backend, b.backend)
             return b
         if type(b) is float or type(b) is int or isinstance(b, numbers.Real):
-            return _const(self, float(b))
+            return _const(self, float(b), ())  # a number is 0-d: (0-d) + 1 stays 0-d
+        if isinstance(b, Parameter):  # a Module's parameter stands for its value
+            return self._ensure_tensor(b.value)
         raise TypeError(f"cannot combine a Tensor with {type(b).__name__}")
 
     def to(self, backend: TensorBackend | str) -> Tensor:
@@ -487,19 +499,22 @@ class Tensor(GraphNode):
 
         A gradient tensor the engine hands to two tensors (``a + b`` gives both the same
         one), a broadcast view, or the caller's ``backward(g)`` is copied, so that writing
-        into one ``.grad`` in place never changes another.
+        into one ``.grad`` in place never changes another. The read and the write of
+        ``grad`` hold a lock, as PyTorch's ``AccumulateGrad`` does, so backward passes run
+        in several threads into one shared leaf lose no update.
         """
         if grad.backend is not self.backend:  # from an operation on another host backend
             grad = Tensor(grad._tensor, backend=self.backend)
-        if self._grad is not None:
-            self._grad = self.backend.add_zip(self._grad, grad)
-            return
-        claimed = BACKWARD.claimed
-        if not grad._tensor.is_contiguous() or (claimed is not None and id(grad) in claimed):
-            grad = self.backend.id_map(grad)
-        if claimed is not None:
-            claimed.add(id(grad))
-        self._grad = grad
+        with _ACCUMULATE:  # backward passes in several threads may reach one leaf
+            if self._grad is not None:
+                self._grad = self.backend.add_zip(self._grad, grad)
+                return
+            claimed = BACKWARD.claimed
+            if not grad._tensor.is_contiguous() or (claimed is not None and id(grad) in claimed):
+                grad = self.backend.id_map(grad)
+            if claimed is not None:
+                claimed.add(id(grad))
+            self._grad = grad
 
     def accumulate_derivative(self, x: Tensor) -> None:
         """Add ``x`` to this leaf's ``grad`` (after the leaf's hooks, if any).
@@ -541,7 +556,9 @@ class Tensor(GraphNode):
         """Backpropagate from this tensor, accumulating into the leaves' ``grad``.
 
         As in PyTorch, the values the graph's functions saved are freed on the way, so a
-        second ``backward()`` through them raises, unless this one keeps them.
+        second ``backward()`` through them raises, unless this one keeps them; and the
+        pass runs under ``no_grad()``, so what hooks compute (``g * w``) records no graph
+        and every ``grad`` is a constant.
 
         Args:
             grad_output: the gradient of the final result with respect to this tensor;
@@ -587,7 +604,8 @@ class Tensor(GraphNode):
         outer = state.retain_graph, state.claimed  # a hook may run a backward of its own
         state.retain_graph, state.claimed = bool(retain_graph), {id(grad)}
         try:
-            backpropagate(self, grad)
+            with no_grad():
+                backpropagate(self, grad)
         finally:
             state.retain_graph, state.claimed = outer
 
@@ -615,12 +633,14 @@ class Tensor(GraphNode):
         return Mul.apply(self._ensure_tensor(b), self)
 
     def __truediv__(self, b: TensorLike) -> Tensor:
-        return Mul.apply(self, Inv.apply(self._ensure_tensor(b)))
+        return Div.apply(self, self._ensure_tensor(b))
 
     def __rtruediv__(self, b: TensorLike) -> Tensor:
-        return Mul.apply(self._ensure_tensor(b), Inv.apply(self))
+        return Div.apply(self._ensure_tensor(b), self)
 
-    def __matmul__(self, b: Tensor) -> Tensor:
+    def __matmul__(self, b: Tensor | Parameter) -> Tensor:
+        if isinstance(b, Parameter):  # a Module's parameter stands for its value
+            b = b.value
         if not isinstance(b, Tensor):
             raise TypeError(_matmul_operand(b, "right"))
         return MatMul.apply(self, self._ensure_tensor(b))
@@ -655,6 +675,23 @@ class Tensor(GraphNode):
         return bool(self.item())
 
     def __float__(self) -> float:
+        return self._number("float")
+
+    def __int__(self) -> int:
+        """``int(t)``: the one value truncated toward zero (``int(tensor([3.7])) == 3``)."""
+        return int(self._number("int"))
+
+    def _number(self, kind: str) -> float:
+        """The value of a one-element tensor for ``float()`` / ``int()``.
+
+        Raises:
+            ValueError: for a tensor of another number of elements (PyTorch's message).
+        """
+        if self.numel() != 1:
+            raise ValueError(
+                f"only one element tensors can be converted to Python scalars ({kind}() of "
+                f"a tensor of shape {self.shape})"
+            )
         return self.item()
 
     def __len__(self) -> int:
@@ -678,6 +715,10 @@ class Tensor(GraphNode):
     def exp(self) -> Tensor:
         """Elementwise exponential."""
         return Exp.apply(self)
+
+    def reciprocal(self) -> Tensor:
+        """Elementwise ``1 / x`` (the course's ``Inv``; ``a / b`` divides directly)."""
+        return Inv.apply(self)
 
     def sqrt(self) -> Tensor:
         """Elementwise square root (NaN below 0)."""
@@ -825,12 +866,22 @@ class Tensor(GraphNode):
 
         Raises:
             TypeError: if ``value`` is neither a real number nor a one-element tensor.
-            RuntimeError: outside ``no_grad()`` on a tensor that requires grad.
+            RuntimeError: outside ``no_grad()`` on a tensor that requires grad, or with a
+                ``value`` that requires grad (as ``copy_``: the fill would not be recorded,
+                and its gradient silently lost).
         """
         if isinstance(value, Tensor):
             if value.numel() != 1:
                 raise TypeError(
                     f"fill_ takes a number or a one-element tensor, got shape {value.shape}"
+                )
+            if value.history is not None and is_grad_enabled():
+                self._check_in_place("fill_")  # raises if self requires grad
+                raise RuntimeError(
+                    "fill_ with a tensor that requires grad outside no_grad(): MiniTorch "
+                    "cannot record the fill in the graph (PyTorch records FillBackward); use "
+                    "value.detach(), or an out-of-place operation such as "
+                    "zeros(shape) + value"
                 )
             value = value.item()
         if not isinstance(value, numbers.Real):
@@ -909,17 +960,26 @@ class Tensor(GraphNode):
         return float(self._tensor.storage[self._tensor.index((0,) * self.dims)])
 
     def __getitem__(self, key: Any) -> Any:
-        """Index: one int per dimension gives a float (course), anything else a view.
+        """Index: one int per dimension gives a float (course), anything else a tensor.
 
         ``t[i, j]`` is a float, as in the course; a shorter index or one with slices
         (``t[0]``, ``t[:, 1]``, ``t[0:4:2]``, ``t[..., 0]``) is a view sharing storage, as in
-        PyTorch, and gradients flow through it.
+        PyTorch, and gradients flow through it. A list of ints selects rows of the first
+        dimension, as in PyTorch and NumPy: ``t[[0, 2, 0]]`` has shape ``(3, *t.shape[1:])``
+        (a copy; gradients flow back to the rows), and ``t[[0, 1], 2:]`` indexes the rows
+        further.
 
         Raises:
-            IndexingError: for an index out of range, too many entries, or not an int.
+            IndexingError: for an index out of range, too many entries, not an int, or a
+                list anywhere but first.
             ValueError: for a slice step that is not positive (as PyTorch).
             TypeError: for ``None`` (newaxis) or another kind of index.
         """
+        rows = _index_rows(key, self.shape)
+        if rows is not None:
+            picked = IndexRows.apply(self, rows[0])
+            further = (slice(None), *rows[1])  # the rest of the key, on every row
+            return picked[further] if rows[1] else picked
         plan = _index_plan(key, self.shape)
         if plan is None:
             return self._tensor.get(_index_key(key))
@@ -928,23 +988,55 @@ class Tensor(GraphNode):
     def __setitem__(self, key: Any, val: TensorLike) -> None:
         """Write in place: ``t[i, j] = v`` one element, ``t[0] = v`` / ``t[:, 1] = v`` a view.
 
-        A view is filled with a number or with a tensor that broadcasts to it.
+        A view is filled with a number or with a tensor that broadcasts to it; so are the
+        rows ``t[[0, 2]] = v`` of a list of ints (``v`` broadcast to ``(2, *t.shape[1:])``;
+        a row listed twice gets the last of its values).
 
         Raises:
             TypeError: for a value that is neither a real number nor a Tensor.
+            IndexingError: for an index that does not fit, or a value that does not
+                broadcast to the rows a list selects.
         """
         if not isinstance(val, (Tensor, numbers.Real)):
             raise TypeError(
                 f"tensor[{key!r}] = value: the value must be a real number or a Tensor, got "
                 f"{type(val).__name__} {_short(val)}"
             )
+        rows = _index_rows(key, self.shape)
         self._check_in_place("tensor[...] = value")
+        if rows is not None:
+            self._set_rows(key, rows, self._ensure_tensor(val))
+            return
         plan = _index_plan(key, self.shape)
         if plan is None:
             self._tensor.set(_index_key(key), float(val))
             return
         part = Tensor(_view_of(self._tensor, plan), backend=self.backend)
         self.backend.id_map(self._ensure_tensor(val), part)
+
+    def _set_rows(
+        self,
+        key: Any,
+        rows: builtins.tuple[builtins.tuple[int, ...], builtins.tuple[Any, ...]],
+        val: Tensor,
+    ) -> None:
+        """``t[[i, j]] = val``: each listed row written with its row of ``val`` (broadcast)."""
+        picked, rest = rows
+        if rest:
+            raise IndexingError(
+                f"tensor[{key!r}] = value: after a list of rows no further index is "
+                "supported here; write t[[i, j]] = value"
+            )
+        shape = (len(picked), *self.shape[1:])
+        if val.shape != shape:
+            if not broadcasts_to(val.shape, shape):
+                raise IndexingError(
+                    f"tensor[{key!r}] = value: a value of shape {val.shape} does not "
+                    f"broadcast to the {len(picked)} rows' shape {shape}"
+                )
+            val = expand(val.to(self.backend), shape)
+        for k, i in enumerate(picked):
+            self.backend.id_map(_row(val, k), _row(self, i))  # views: no graph, no copy
 
     def tolist(self) -> Any:
         """The values as nested Python lists of floats (as ``torch.Tensor.tolist``)."""
@@ -980,6 +1072,52 @@ class Tensor(GraphNode):
             values = values.astype(dtype, copy=False)
         return values.copy() if copy else values
 
+    # ------------------------------------------------------------------ copy and pickle
+    def __reduce_ex__(self, protocol: Any) -> builtins.tuple[Any, ...]:
+        """Pickle (and ``copy.copy``) as PyTorch: values, shape, backend and requires_grad.
+
+        The backend travels by name (``TensorBackend.__reduce__``); device storage is
+        pickled as host values and goes back to the device when loaded. As in PyTorch the
+        gradient is not pickled, and a non-leaf loads as a leaf that requires grad (its
+        graph stays behind). ``copy.copy`` shares the storage of a host tensor.
+        """
+        td = self._tensor
+        storage = td.storage
+        if not isinstance(storage, np.ndarray):
+            storage = self.backend.ops.storage_to_numpy(storage)
+        strides = builtins.tuple(int(s) for s in td.strides)
+        args = (storage, self.shape, strides, self.backend, self.requires_grad, self._name)
+        return (_rebuild_tensor, args)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Tensor:
+        """``copy.deepcopy``: new storage, ``requires_grad`` and ``grad`` kept, as PyTorch.
+
+        Raises:
+            RuntimeError: for a tensor made by a recorded operation (a non-leaf), with
+                PyTorch's message: a copy cannot take the graph along.
+        """
+        h = self.history
+        if h is not None and h.last_fn is not None:
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) support the "
+                f"deepcopy protocol at the moment (this one has grad_fn="
+                f"{node_name(h.last_fn)}); deepcopy t.detach() for its values"
+            )
+        td = self._tensor
+        ops = self.backend.ops
+        if isinstance(td.storage, np.ndarray):
+            storage = copy.deepcopy(td.storage, memo)
+        else:
+            storage = ops.storage_from_numpy(ops.storage_to_numpy(td.storage).copy())
+        out = Tensor._constant(TensorData(storage, self.shape, td.strides), self.backend)
+        memo[id(self)] = out
+        out._name = self._name
+        if h is not None:
+            out.history = History()
+        if self._grad is not None:
+            out._grad = copy.deepcopy(self._grad, memo)
+        return out
+
     def __repr__(self) -> str:
         body = self._tensor.to_string(self.to_numpy())
         extra = ""
@@ -992,6 +1130,19 @@ class Tensor(GraphNode):
             else:
                 extra += f", grad_fn=<{node_name(h.last_fn)}>"
         return f"tensor({body}{extra})"
+
+
+def _rebuild_tensor(
+    storage: Storage,
+    shape: builtins.tuple[int, ...],
+    strides: builtins.tuple[int, ...],
+    backend: TensorBackend,
+    requires_grad: bool,
+    name: str | None,
+) -> Tensor:
+    """A tensor from what ``Tensor.__reduce_ex__`` pickled (host storage goes to the device)."""
+    t = Tensor(TensorData(storage, shape, strides), name=name, backend=backend)
+    return t.requires_grad_() if requires_grad else t
 
 
 def _rng(seed: int | np.random.Generator | None) -> np.random.Generator:
@@ -1047,12 +1198,59 @@ def _scalar_as_vector(t: Tensor, dim: Any) -> Tensor:
 _Plan: TypeAlias = "list[builtins.tuple[int, int, int] | int]"
 
 
+def _index_rows(
+    key: Any, shape: builtins.tuple[int, ...]
+) -> builtins.tuple[builtins.tuple[int, ...], builtins.tuple[Any, ...]] | None:
+    """Parse ``t[[i, j], ...]``: the rows the list selects and the rest of the key.
+
+    None when the key holds no list (a basic index, ``_index_plan``'s). The entries are
+    checked and made non-negative here, once.
+
+    Raises:
+        IndexingError: for a list that is not first, a nested list, an entry that is not an
+            int (bools included), an entry out of range, or a 0-d tensor.
+    """
+    first: list[Any] | None
+    rest: builtins.tuple[Any, ...]
+    if isinstance(key, list):
+        first, rest = key, ()
+    elif isinstance(key, tuple) and key and isinstance(key[0], list):
+        first, rest = key[0], key[1:]
+    else:
+        first, rest = None, key if isinstance(key, tuple) else ()
+    if any(isinstance(k, list) for k in rest):
+        raise IndexingError(
+            f"tensor index {key!r}: a list of ints is supported as the first entry only "
+            "(it selects rows of the first dimension)"
+        )
+    if first is None:
+        return None
+    if not shape:
+        raise IndexingError(f"tensor index {key!r}: a 0-d tensor has no rows to select")
+    n = shape[0]
+    rows = []
+    for k in first:
+        if not isinstance(k, (int, np.integer)) or isinstance(k, (bool, np.bool_)):
+            raise IndexingError(
+                f"tensor index {key!r}: a list index holds ints (rows of the first "
+                f"dimension), got {k!r} ({type(k).__name__})"
+            )
+        i = int(k) + n if k < 0 else int(k)
+        if not 0 <= i < n:
+            raise IndexingError(
+                f"tensor index {key!r}: index {int(k)} is out of range for dimension 0 of "
+                f"size {n} (shape {shape})"
+            )
+        rows.append(i)
+    return tuple(rows), rest
+
+
 def _index_plan(key: Any, shape: builtins.tuple[int, ...]) -> _Plan | None:
     """Parse ``t[key]``: None for one int per dimension (an element), else a plan per dim.
 
     Each plan entry is an int (that dimension is indexed away) or ``(start, length, step)``.
     """
-    entries = list(key) if isinstance(key, (tuple, list)) else [key]
+    entries = list(key) if isinstance(key, tuple) else [key]
     if any(k is None for k in entries):
         raise TypeError(f"tensor index {key!r}: None (newaxis) is not supported; use view")
     if sum(k is Ellipsis for k in entries) > 1:
@@ -1107,7 +1305,7 @@ def _view_of(td: TensorData, plan: _Plan) -> TensorData:
 
 def _index_key(key: Any) -> tuple[int, ...]:
     """The index tuple of an element index ``t[i]`` / ``t[i, j]`` (``_index_plan`` gave None)."""
-    return tuple(key) if isinstance(key, (tuple, list)) else (key,)
+    return tuple(key) if isinstance(key, tuple) else (key,)
 
 
 def _resolve_shape(shape: tuple[Any, ...], old: tuple[int, ...]) -> tuple[int, ...]:

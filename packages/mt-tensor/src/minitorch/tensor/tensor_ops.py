@@ -338,6 +338,7 @@ class TensorBackend:
         # Zips.
         self.add_zip = ops.zip(operators.add)
         self.mul_zip = ops.zip(operators.mul)
+        self.div_zip = ops.zip(operators.div)
         self.lt_zip = ops.zip(operators.lt)
         self.eq_zip = ops.zip(operators.eq)
         self.is_close_zip = ops.zip(operators.is_close)
@@ -368,6 +369,28 @@ class TensorBackend:
 
     def __repr__(self) -> str:
         return f"TensorBackend({self.name})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle a backend by name: ``backend(name)`` finds it again in the loading process.
+
+        A backend that is not registered under its name travels as its ``TensorOps`` class
+        (``TensorBackend(ops, name)``; the class must be importable). Its kernels are
+        never pickled: they are rebuilt, or found, where it is loaded.
+        """
+        try:
+            if backend(self.name) is self:
+                return (backend, (self.name,))
+        except (LookupError, TypeError, ImportError):
+            pass
+        return (TensorBackend, (self.ops, self.name))
+
+    def __copy__(self) -> TensorBackend:
+        """A backend is shared, never copied (its kernels are compiled once)."""
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> TensorBackend:
+        """A backend is shared, never copied, also by ``copy.deepcopy`` of a model."""
+        return self
 
 
 def check_same_device(what: str, a: TensorBackend, b: TensorBackend) -> None:

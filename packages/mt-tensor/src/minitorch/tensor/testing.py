@@ -253,6 +253,13 @@ COMPOSITES: list[tuple[str, Callable[[Any, Any], Any], Callable[[Array, Array], 
 ]
 
 
+def _whole_max(t: Tensor) -> Tensor:
+    """``t.max()``, the maximum of every element (a Tensor, not a ``MaxResult``)."""
+    top = t.max()
+    assert isinstance(top, Tensor)
+    return top
+
+
 class BackendSuite:
     """Backend tests, inherited by a ``Test*`` subclass per backend.
 
@@ -1090,3 +1097,194 @@ class BackendSuite:
         assert_close(b * a, np.full((2, 2), 3.0))
         assert b.to(self.backend) is b
         assert self.backend != TensorBackend(type("OtherOps", (self.backend.ops,), {}))
+
+    # ------------------------------------------------------------------ IEEE and PyTorch edges
+    @pytest.mark.task2_3
+    # A simulated GPU divides numpy scalars, which warn where IEEE division overflows.
+    @pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
+    def test_division_by_subnormals_and_by_zero_as_pytorch(self) -> None:
+        """``a / b`` divides: ``a * (1 / b)`` overflowed for a subnormal ``b``.
+
+        ``2e-309 / 1e-309`` is 2 (it was inf), ``0 / 5e-324`` is 0 (it was NaN).
+        """
+        a = self.const([2e-309, 0.0, 1.0, -1.0, 0.0, 6.0, 1e308])
+        b = self.const([1e-309, 5e-324, 0.0, 0.0, 0.0, -3.0, 1e-308])
+        expected = [2e-309 / 1e-309, 0.0, np.inf, -np.inf, np.nan, -2.0, np.inf]
+        got = (a / b).to_numpy()
+        np.testing.assert_array_equal(got, expected)
+        assert abs(got[0] - 2.0) < 1e-10
+        np.testing.assert_array_equal((1.0 / b).to_numpy()[:2], [1.0 / 1e-309, np.inf])
+        np.testing.assert_array_equal((a / 2.0).to_numpy(), a.to_numpy() / 2.0)
+        torch = pytest.importorskip("torch")
+        theirs = torch.tensor(a.to_numpy()) / torch.tensor(b.to_numpy())
+        np.testing.assert_array_equal(got, theirs.numpy())
+
+    @pytest.mark.task2_3
+    @given(data=st.data())
+    def test_reciprocal_forward(self, data: st.DataObject) -> None:
+        """``t.reciprocal()`` (the course's ``Inv``) is ``1 / t`` elementwise."""
+        t = self.draw_tensor(data, elements=small_floats.filter(lambda v: abs(v) > 1e-3))
+        out = t.reciprocal()
+        assert out.shape == t.shape
+        assert_close(out, 1.0 / t.to_numpy())
+
+    @pytest.mark.task2_4
+    @given(data=st.data())
+    def test_reciprocal_backward(self, data: st.DataObject) -> None:
+        """The gradient of ``t.reciprocal()``, ``-g / t**2``, by central differences."""
+        t = self.draw_tensor(data, grad=True, elements=st.floats(0.5, 100.0))
+        grad_check(lambda x: x.reciprocal(), t)
+
+    @pytest.mark.task2_4
+    def test_division_gradient_by_central_differences(self) -> None:
+        """The gradients of ``a / b``: ``g / b`` and ``-g * (a / b) / b`` (PyTorch's)."""
+        a = self.const([[1.5, -2.0, 0.25], [3.0, 1.0, -0.5]])
+        b = self.const([[2.0], [-4.0]])
+        grad_check(lambda x, y: x / y, a, b, samples=None)
+        grad_check(lambda y: 3.0 / y, b, samples=None)
+
+    @pytest.mark.task2_3
+    def test_zero_dim_with_a_number_or_another_zero_dim_stays_zero_dim(self) -> None:
+        """As PyTorch: a Python number is 0-d, so ``zeros(()) + 1`` has shape ``()``.
+
+        (A number became shape ``(1,)``, so every operator gave ``(1,)``.)
+        """
+        z = from_numpy(np.array(2.0), backend=self.backend)
+        results = {
+            "+": z + 1,
+            "radd": 1 + z,
+            "*": z * 3,
+            "/": z / 4,
+            "rdiv": 4 / z,
+            "-": z - 1,
+            "rsub": 1 - z,
+            "<": z < 3,
+            ">": z > 3,
+            "==": z == 2,
+            "**": z**2,
+            "0-d + 0-d": z + z,
+        }
+        for name, got in results.items():
+            assert got.shape == (), name
+        assert [results[k].item() for k in ("+", "*", "/", "rdiv", "-", "rsub", "<", ">")] == [
+            3.0, 6.0, 0.5, 2.0, 1.0, -1.0, 1.0, 0.0,
+        ]  # fmt: skip
+        assert (z + self.const([1.0])).shape == (1,)
+        w = self.const([[1.0, 2.0]])
+        assert (w + 1).shape == (1, 2)
+        g = z.detach().requires_grad_()
+        (g * 3 + 1).backward()
+        assert g.grad is not None
+        assert g.grad.shape == ()
+        assert g.grad.item() == 3.0
+        torch = pytest.importorskip("torch")
+        tz = torch.tensor(2.0, dtype=torch.float64)
+        assert (tz + 1).shape == (tz < 3).shape == (1 - tz).shape == torch.Size([])
+
+    @pytest.mark.task2_3
+    def test_power_of_minus_infinity_as_ieee(self) -> None:
+        """``(-inf) ** p`` for a ``p`` that is not an integer is ``inf ** p``, as IEEE pow.
+
+        (It was NaN: the power was ``exp(p * log(a))`` and ``log(-inf)`` is NaN.)
+        """
+        x = self.const([-np.inf, -4.0, 4.0, np.inf, 0.0])
+        expected = {
+            1.5: [np.inf, np.nan, 8.0, np.inf, 0.0],
+            2.5: [np.inf, np.nan, 32.0, np.inf, 0.0],
+            -1.5: [0.0, np.nan, 0.125, 0.0, np.inf],
+            3.0: [-np.inf, -64.0, 64.0, np.inf, 0.0],
+        }
+        for p, want in expected.items():
+            np.testing.assert_allclose((x**p).to_numpy(), want, rtol=1e-12, err_msg=str(p))
+        torch = pytest.importorskip("torch")
+        for p in expected:
+            theirs = torch.tensor(x.to_numpy()) ** p
+            np.testing.assert_allclose((x**p).to_numpy(), theirs.numpy(), rtol=1e-12)
+
+    @pytest.mark.task2_4
+    def test_max_with_a_nan_takes_the_nan_as_pytorch(self) -> None:
+        """A NaN is the maximum: its index, ``argmax``'s one-hot, and the gradient go to it.
+
+        (``max(1)`` of ``[[1, nan, 3]]`` gave index 3, out of range, and a zero gradient;
+        ``max()`` gave an all-NaN gradient.)
+        """
+        rows = [[1.0, np.nan, 3.0], [4.0, 6.0, 6.0]]
+        x = self.const(rows).requires_grad_()
+        result = x.max(1)
+        assert isinstance(result, MaxResult)
+        values, indices = result
+        assert np.isnan(values.to_numpy()[0])
+        assert values.to_numpy()[1] == 6.0
+        assert indices.tolist() == [1.0, 1.0]
+        values.sum().backward()
+        assert x.grad is not None
+        assert x.grad.tolist() == [[0.0, 1.0, 0.0], [0.0, 1.0, 0.0]]
+        y = self.const([rows[0]]).requires_grad_()
+        _whole_max(y).backward()
+        assert y.grad is not None
+        assert y.grad.tolist() == [[0.0, 1.0, 0.0]]
+        two = self.const([[1.0, np.nan, 3.0, np.nan]]).requires_grad_()
+        _whole_max(two).backward()
+        assert two.grad is not None
+        assert two.grad.tolist() == [[0.0, 0.5, 0.0, 0.5]]  # shared, as ties
+        torch = pytest.importorskip("torch")
+        tx = torch.tensor(rows, requires_grad=True, dtype=torch.float64)
+        tv, ti = tx.max(1)
+        tv.sum().backward()
+        assert ti.tolist() == [1, 1]
+        assert x.grad.tolist() == tx.grad.tolist()
+        for ours, data in ((y, [rows[0]]), (two, [[1.0, np.nan, 3.0, np.nan]])):
+            ty = torch.tensor(data, requires_grad=True, dtype=torch.float64)
+            ty.max().backward()
+            assert ours.grad is not None
+            assert ours.grad.tolist() == ty.grad.tolist()
+
+    @pytest.mark.task2_4
+    def test_a_list_index_selects_rows_with_their_gradient(self) -> None:
+        """``t[[i, j]]`` selects rows of the first dimension, as PyTorch and NumPy.
+
+        (A list was read as a tuple: ``x[[0, 1]]`` of a (2, 3, 4) tensor was ``x[0, 1]``.)
+        """
+        values = np.arange(24.0).reshape(2, 3, 4)
+        x = self.const(values)
+        for key in ([0, 1], [1], [-1, 0, 0], [], ([1, 0], 2), ([0], slice(1, None))):
+            got = x[key]
+            np.testing.assert_array_equal(got.to_numpy(), values[key], err_msg=str(key))
+        grad_check(lambda t: t[[1, 1, 0]] * t[[0, 1, 1]], x, samples=None)
+        leaf = x.detach().requires_grad_()
+        (leaf[[1, 1, 0]] * 2).sum().backward()
+        assert leaf.grad is not None
+        assert leaf.grad.to_numpy()[:, 0, 0].tolist() == [2.0, 4.0]
+        with pytest.raises(IndexingError, match="out of range for dimension 0"):
+            x[[2]]
+        with pytest.raises(IndexingError, match="holds ints"):
+            x[[True, False]]
+        with pytest.raises(IndexingError, match="first entry only"):
+            x[:, [0, 1]]
+        target = self.const(np.zeros((3, 2)))
+        target[[0, 2]] = self.const([1.0, 2.0])
+        target[[1]] = 7.0
+        assert target.tolist() == [[1.0, 2.0], [7.0, 7.0], [1.0, 2.0]]
+        torch = pytest.importorskip("torch")
+        tx = torch.tensor(values, requires_grad=True)
+        (tx[[1, 1, 0]] * 2).sum().backward()
+        np.testing.assert_array_equal(leaf.grad.to_numpy(), tx.grad.numpy())
+        for key in ([0, 1], [1], [-1, 0, 0], ([1, 0], 2)):
+            np.testing.assert_array_equal(x[key].to_numpy(), tx.detach()[key].numpy())
+
+    @pytest.mark.task2_3
+    def test_tensors_deepcopy_and_pickle_on_this_backend(self) -> None:
+        """Copies and pickles keep the backend (by name) and compute on it like the original."""
+        import copy
+        import pickle
+
+        x = self.const([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+        for original in (x.requires_grad_(), x.detach().permute(1, 0)):  # a leaf, a layout
+            for twin in (copy.deepcopy(original), pickle.loads(pickle.dumps(original))):
+                assert twin.backend is self.backend
+                assert self.backend.ops.is_storage(twin.tuple()[0])
+                assert twin.shape == original.shape
+                assert twin.requires_grad == original.requires_grad
+                assert_close(twin * 2 + 1, original.detach().to_numpy() * 2 + 1)
+        with pytest.raises(RuntimeError, match="Only Tensors created explicitly"):
+            copy.deepcopy(x * 2)
