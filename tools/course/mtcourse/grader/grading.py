@@ -237,7 +237,7 @@ def find_submission(
         zips = [p for p in entries if p.suffix == ".zip" and p.is_file() and not p.is_symlink()]
         if _find_dir(submission, layer) is None and len(zips) == 1:
             root = _safe_extract(zips[0], scratch / "unzipped")
-    elif zipfile.is_zipfile(submission):
+    elif submission.suffix == ".zip" or zipfile.is_zipfile(submission):
         root = _safe_extract(submission, scratch / "unzipped")
     else:
         raise SubmissionError(f"{submission} is neither a folder nor a zip file")

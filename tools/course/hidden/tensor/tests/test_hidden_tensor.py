@@ -320,3 +320,36 @@ def test_map_zip_and_reduce_of_empty_tensors():
     assert tuple((a + a).shape) == (0, 3)
     assert tuple(a.sum(1).shape) == (0, 1)
     np.testing.assert_array_equal(a.sum(0).to_numpy(), np.zeros((1, 3)))
+
+
+@pytest.mark.task2_1
+def test_a_permuted_view_shares_its_base_storage_and_version_counter():
+    # A view that kept a counter of its own would miss the base's in-place writes, and a
+    # backward pass through it would use values changed after they were saved.
+    td = TensorData(np.arange(6.0), (2, 3))
+    view = td.permute(1, 0)
+    assert view.storage is td.storage
+    assert view.version is td.version
+    td.version.bump()
+    assert view.version.value == td.version.value == 1
+
+
+@pytest.mark.task2_3
+def test_permute_and_view_follow_their_base_s_in_place_writes_as_pytorch():
+    base = from_numpy(np.arange(6.0).reshape(2, 3))
+    views = [base.permute(1, 0), base.view(3, 2)]
+    before = [v.version for v in views]
+    base[0, 0] = 10.0
+    assert [v.version for v in views] == [b + 1 for b in before]
+    assert views[0][0, 0] == views[1][0, 0] == 10.0
+    # A view saved for the backward pass, then its base written in place: backward raises
+    # (PyTorch: "one of the variables needed for gradient computation has been modified by
+    # an inplace operation"), instead of a gradient computed from the new values.
+    for make in (lambda t: t.permute(1, 0), lambda t: t.view(3, 2)):
+        base = from_numpy(np.arange(6.0).reshape(2, 3))
+        weight = from_numpy(np.ones((3, 2)))
+        weight.requires_grad_(True)
+        out = (weight * make(base)).sum()
+        base[1, 1] = -1.0
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            out.backward()

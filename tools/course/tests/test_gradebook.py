@@ -1,0 +1,99 @@
+"""`course:grade-all` and `course:merge-grades`: a class into one gradebook."""
+
+import csv
+import json
+import shutil
+
+import pytest
+from mtcourse.attacks import ATTACKS
+from mtcourse.cli import main
+from mtcourse.config import load_calendar
+from mtcourse.grade import grading_env
+from mtcourse.gradebook import grade_all, merge_grades, submissions
+from mtcourse.layers import CourseError
+from mtcourse.starter import assign
+
+pytestmark = pytest.mark.packaging
+
+CAL = load_calendar()
+ALL = frozenset(CAL.layer("operators").task_ids)
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory):
+    return grading_env("operators", tmp_path_factory.mktemp("env"), cal=CAL)
+
+
+def a_class(where):
+    """Seven students: every kind of submission a course gets."""
+    assign("operators", where / "ana", keep=ALL, cal=CAL, wheels=False)  # the solution
+    assign("operators", where / "ben", cal=CAL, wheels=False)  # untouched
+    assign("operators", where / "cai", keep=frozenset({"task0_4"}), cal=CAL, wheels=False)
+    shutil.copytree(where / "ana", where / "dee")  # one wrong function: neg
+    scalar = where / "dee/src/minitorch/operators/scalar.py"
+    scalar.write_text(scalar.read_text().replace("    return -x\n", "    return x\n", 1))
+    assign("operators", where / "eve", keep=frozenset({"task0_1"}), cal=CAL, wheels=False)
+    next(a for a in ATTACKS if a.name == "init-forges-reports").edit(where / "eve")  # hostile
+    shutil.make_archive(str(where / "fay"), "zip", where / "cai")  # a zip of a starter
+    (where / "gus.zip").write_bytes(b"PK\x03\x04 not really a zip")  # a broken zip
+    (where / "hal").mkdir()  # an empty folder
+    return where
+
+
+def rows(path):
+    with path.open(newline="") as f:
+        return {r["student"]: r for r in csv.DictReader(f)}
+
+
+def test_shards_merge_into_the_gradebook_of_the_whole_class(env, tmp_path, capsys):
+    folder = a_class(tmp_path / "class")
+    assert list(submissions(folder)) == ["ana", "ben", "cai", "dee", "eve", "fay", "gus", "hal"]
+    one = grade_all(folder, "operators", tmp_path / "g1.csv", jobs=2, shard="1/2", env=env)
+    two = grade_all(folder, "operators", tmp_path / "g2.csv", jobs=2, shard="2/2", env=env)
+    assert [r["student"] for r in one] == ["ana", "cai", "eve", "gus"]
+    assert [r["student"] for r in two] == ["ben", "dee", "fay", "hal"]
+    assert merge_grades([tmp_path / "g1.csv", tmp_path / "g2.csv"], tmp_path / "all.csv") == 8
+    book = rows(tmp_path / "all.csv")
+    assert list(next(iter(book.values()))) == ["student", "0.1", "0.3", "0.4", "total", "status"]
+    share = 10 / 17
+    expected = {
+        "ana": ("10.00", "10.00", "10.00", "30.00"),
+        "ben": ("0.00", "0.00", "0.00", "0.00"),
+        "cai": ("0.00", "0.00", "10.00", "10.00"),
+        "dee": (f"{10 - share:.2f}", "10.00", "10.00", f"{30 - share:.2f}"),
+        "eve": ("10.00", "0.00", "0.00", "10.00"),
+        "fay": ("0.00", "0.00", "10.00", "10.00"),
+        "gus": ("0.00", "0.00", "0.00", "0.00"),
+        "hal": ("0.00", "0.00", "0.00", "0.00"),
+    }
+    for student, (a, b, c, total) in expected.items():
+        r = book[student]
+        assert (r["0.1"], r["0.3"], r["0.4"], r["total"]) == (a, b, c, total), r
+    assert {s: r["status"] for s, r in book.items() if r["status"] != "graded"} == {
+        "gus": "not graded: gus.zip is not a valid zip file: File is not a zip file",
+        "hal": f"not graded: {folder / 'hal'} is empty: nothing was submitted",
+    }
+    # Each student's results.json is beside the gradebook.
+    res = json.loads((tmp_path / "g1-results/ana/results.json").read_text())
+    assert res["score"] == 30
+    # A rerun keeps what is done: nothing is graded again.
+    stamp = (tmp_path / "g1-results/ana/results.json").stat().st_mtime_ns
+    again = grade_all(folder, "operators", tmp_path / "g1.csv", jobs=2, shard="1/2", env=env)
+    assert again == one
+    assert (tmp_path / "g1-results/ana/results.json").stat().st_mtime_ns == stamp
+
+
+def test_bad_arguments_are_clear_errors(tmp_path, capsys):
+    with pytest.raises(CourseError, match="I/N"):
+        grade_all(tmp_path, "operators", tmp_path / "g.csv", shard="3")
+    with pytest.raises(CourseError, match="between 1 and N"):
+        grade_all(tmp_path, "operators", tmp_path / "g.csv", shard="3/2")
+    with pytest.raises(CourseError, match="not a folder of submissions"):
+        grade_all(tmp_path / "nope", "operators", tmp_path / "g.csv")
+    (tmp_path / "a.csv").write_text("student,0.1,total,status\nx,1,1,graded\n")
+    (tmp_path / "b.csv").write_text("student,0.1,total,status\nx,2,2,graded\n")
+    with pytest.raises(CourseError, match="x is in two gradebooks with different grades"):
+        merge_grades([tmp_path / "a.csv", tmp_path / "b.csv"], tmp_path / "m.csv")
+    code = main(["grade-all", str(tmp_path / "nope"), "--layer", "operators", "--out", "g.csv"])
+    assert code == 2
+    assert "not a folder of submissions" in capsys.readouterr().err
