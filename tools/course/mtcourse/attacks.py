@@ -819,7 +819,8 @@ class Verdict:
     def ok(self) -> bool:
         """It earned what it solved, leaked nothing and left nothing behind."""
         fair = all(
-            lo - 0.011 <= self.got.get(k, 0.0) <= hi + 0.011 for k, (lo, hi) in self.expected.items()
+            lo - 0.011 <= self.got.get(k, 0.0) <= hi + 0.011
+            for k, (lo, hi) in self.expected.items()
         )
         return fair and not self.leaks and not self.survivors and not self.rewritten
 
@@ -874,8 +875,10 @@ class _Bundle:
         return env
 
     def grade(self, submission: Path, wait: float) -> tuple[dict[str, Any], bool]:
-        """Grade ``submission``; its results, and whether results.json changed ``wait``
-        seconds afterwards."""
+        """Grade ``submission``.
+
+        Returns its results, and whether results.json changed ``wait`` seconds later.
+        """
         target = self.root / "submission"
         shutil.rmtree(target, ignore_errors=True)
         shutil.rmtree(self.root / "results", ignore_errors=True)

@@ -98,9 +98,6 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="stop each mutant's tests at the first failure (kept points: an upper bound)",
     )
-    p.add_argument(
-        "--all-tests", action="store_true", help="run all of the task's tests on each mutant"
-    )
     p.add_argument("--json", type=Path, help="also write every outcome to this file")
     p = sub.add_parser("week", help="print a week's dates, starters and release tags")
     p.add_argument("week", type=int)
@@ -189,7 +186,6 @@ def main(argv: list[str] | None = None) -> int:
                 sample=args.sample,
                 seed=args.seed,
                 first_failure=args.first_failure,
-                all_tests=args.all_tests,
                 json_out=args.json,
             )
         if args.command == "autograder":

@@ -48,8 +48,9 @@ def grading_env(
     isolation: str | None = None,
     tasks: tuple[str, ...] | None = None,
 ) -> GradingEnv:
-    """Build ``layer_name``'s grading environment in ``root`` and calibrate it (for
-    ``tasks`` only, if given: it then grades those only).
+    """Build ``layer_name``'s grading environment in ``root`` and calibrate it.
+
+    With ``tasks``, only those are calibrated (and can then be graded).
 
     ``root`` should be a folder only this user reads (it holds the solution and the hidden
     tests). The training data subset is made from ``data_dir`` (else ``$MINITORCH_DATA``);

@@ -162,7 +162,8 @@ def grade_all(
                         res = grading.results_for_error(
                             env.course.spec, env.course.units, f"grader error: {e}"
                         )
-                        status = f"error: {type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
+                        first = str(e).splitlines()[0][:200] if str(e) else ""
+                        status = f"error: {type(e).__name__}: {first}"
                     if env.isolation == "user":
                         sandbox.reap(60000 + slot)
                     res["status"] = status

@@ -84,6 +84,7 @@ def listed(tests: tuple[str, ...], nodeid: str) -> bool:
 
 
 def is_scaffold(layer: Layer, nodeid: str) -> bool:
+    """Is ``nodeid`` one of the layer's scaffold tests (course.toml)?"""
     return listed(layer.scaffold_tests, nodeid)
 
 

@@ -7,9 +7,10 @@ mistakes a student makes: an operator or a comparison swapped, a constant or a r
 by one, two arguments swapped, a statement dropped, a condition negated). It is graded by
 the real grader (``grader.grading.grade_units``, the code path of ``course grade``): the
 mutated function runs in the worker and every other is the course's, as when a student's
-function is graded; the task's points are split among its functions. A mutant is *killed* when a test of its task fails; it *survives* when all
-pass. Mutants listed in ``equivalent-mutants.toml`` (beside this file) behave exactly as
-the solution does and are counted apart, each with the reason.
+function is graded; the task's points are split among its functions. A mutant is
+*killed* when a run of its function fails; it *survives* when all pass. Mutants listed
+in ``equivalent-mutants.toml`` (beside this file) behave exactly as the solution does and
+are counted apart, each with the reason.
 
 It is cheap: one grading environment per layer serves every mutant; its calibration grades
 the solution once (it must earn every point) and records which tests use which of the
@@ -373,7 +374,8 @@ def run_mutants(
         t0 = time.perf_counter()
         env = grading_env(layer.name, root / "env", cal=cal, tasks=tuple(wanted))
         say(
-            f"{layer.name}: grading environment built and calibrated in {time.perf_counter() - t0:.0f}s"
+            f"{layer.name}: grading environment built and calibrated in "
+            f"{time.perf_counter() - t0:.0f}s"
         )
         course = env.course
         calibration = course.calibration()
@@ -389,7 +391,8 @@ def run_mutants(
             share = task.points / len(task_units)
             plan = calibration["tasks"][task.id]["tests"]
             say(
-                f"\n{task.id} {task.title} ({task.points:g} points): {len(chosen)} of {len(found)} mutants"
+                f"\n{task.id} {task.title} ({task.points:g} points): "
+                f"{len(chosen)} of {len(found)} mutants"
             )
             outcomes = []
             for m in chosen:

@@ -5,6 +5,7 @@ import json
 from collections import Counter
 
 import pytest
+
 from mtcourse.attacks import ATTACKS, run_attacks
 from mtcourse.config import load_calendar
 from mtcourse.starter import assign
@@ -36,8 +37,11 @@ def test_the_catalogue_covers_every_kind_of_attack_and_each_applies_to_the_start
         changed = [
             p
             for p in target.rglob("*")
-            if p.is_file() and (not (base / p.relative_to(target)).exists()
-            or (base / p.relative_to(target)).read_bytes() != p.read_bytes())
+            if p.is_file()
+            and (
+                not (base / p.relative_to(target)).exists()
+                or (base / p.relative_to(target)).read_bytes() != p.read_bytes()
+            )
         ]
         assert changed, f"{attack.name} changes nothing"
         for p in changed:

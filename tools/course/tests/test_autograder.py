@@ -17,6 +17,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+
 from mtcourse.bundle import autograder
 from mtcourse.cli import main
 from mtcourse.config import load_calendar

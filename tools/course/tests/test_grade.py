@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from mtcourse.check import check
 from mtcourse.cli import main
 from mtcourse.config import REPO, load_calendar

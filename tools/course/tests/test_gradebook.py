@@ -5,6 +5,7 @@ import json
 import shutil
 
 import pytest
+
 from mtcourse.attacks import ATTACKS
 from mtcourse.cli import main
 from mtcourse.config import load_calendar

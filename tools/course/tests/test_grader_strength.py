@@ -5,6 +5,7 @@ import ast
 import json
 
 import pytest
+
 from mtcourse.check import uses_problems
 from mtcourse.check.leaks import issue_problems, leak_problems
 from mtcourse.config import load_calendar
@@ -25,12 +26,14 @@ CAL = load_calendar()
 
 
 def plan(tests, units=("f", "g")):
-    """Task 9.1 (10 points) of functions ``units``; ``tests`` maps node ids to the units they use."""
+    """Task 9.1 (10 points) of ``units``; ``tests`` maps node ids to the units they use."""
     return TaskPlan("task9_1", "Nine", 10.0, tuple((u, u) for u in units), tests)
 
 
 def run(nodeid, key, outcome="passed", message="", notes=(), kind="AssertionError"):
-    error = None if outcome == "passed" else {"type": kind, "message": message, "notes": list(notes)}
+    error = None
+    if outcome != "passed":
+        error = {"type": kind, "message": message, "notes": list(notes)}
     return {"nodeid": nodeid, "key": key, "outcome": outcome, "error": error}
 
 
@@ -70,7 +73,8 @@ def test_the_maximum_of_each_entry_does_not_depend_on_the_submission():
     tests = {"tests/t.py::a": ("f",), "tests/t.py::b": ("g",), "hidden/t.py::c": ("f", "g")}
     everything = [run(n, k) for n, keys in tests.items() for k in keys]
     nothing: list = []  # the test process ended before any record (a crash)
-    full, none = task_entries(plan(tests), everything, 65536), task_entries(plan(tests), nothing, 65536)
+    full = task_entries(plan(tests), everything, 65536)
+    none = task_entries(plan(tests), nothing, 65536)
     assert [e["max_score"] for e in full] == [e["max_score"] for e in none] == [4.0, 6.0]
     assert total(full) == 10
     assert total(none) == 0
@@ -191,7 +195,7 @@ def test_mutants_change_only_the_solution_blocks_and_parse():
     assert "m.py:f: total += max(xs[i], 1.5) - i -> total += max(1.5, xs[i]) - i" in keys
 
 
-VIEW = '''\
+VIEW = """\
 class Data:
     def permute(self, order):
         # BEGIN SOLUTION task9_1
@@ -199,7 +203,7 @@ class Data:
         view.shape = self.shape[0] = tuple(order)
         return make(view, version=self.version)
         # END SOLUTION
-'''
+"""
 
 
 def test_mutants_leave_out_a_keyword_argument_or_one_attribute_write():
@@ -209,8 +213,7 @@ def test_mutants_leave_out_a_keyword_argument_or_one_attribute_write():
     keys = {m.key for m in found}
     assert "v.py:Data.permute: return make(view, version=self.version) -> return make(view)" in keys
     assert (
-        "v.py:Data.permute: view.shape = self.shape[0] = tuple(order) -> "
-        "view.shape = tuple(order)"
+        "v.py:Data.permute: view.shape = self.shape[0] = tuple(order) -> view.shape = tuple(order)"
     ) in keys
     assert {"drop-keyword", "drop-write"} <= {m.kind for m in found}
 

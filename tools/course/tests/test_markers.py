@@ -6,6 +6,7 @@ import textwrap
 
 import pytest
 import tomllib
+
 from mtcourse.cli import main
 from mtcourse.config import CalendarError, load_calendar
 from mtcourse.layers import CourseError, scan_blocks, script_blocks

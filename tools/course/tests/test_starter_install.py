@@ -12,6 +12,7 @@ import re
 import subprocess
 
 import pytest
+
 from mtcourse.config import load_calendar
 from mtcourse.starter import assign
 

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from mtcourse.config import REPO, load_calendar
 from mtcourse.runner import make_venv
 from mtcourse.starter import assign

@@ -4,6 +4,7 @@ import gzip
 from dataclasses import replace
 
 import pytest
+
 from mtcourse.config import load_calendar
 from mtcourse.grader.grading import find_submission
 from mtcourse.grader.splice import Unit

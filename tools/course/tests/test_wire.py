@@ -9,6 +9,7 @@ import threading
 
 import numpy as np
 import pytest
+
 from mtcourse.grader import route
 from mtcourse.grader.wire import (
     Endpoint,
@@ -79,11 +80,14 @@ def test_plain_values_round_trip(echo):
     for v in values:
         got = echo.grader.request("run", lambda x: x, (v,))
         if isinstance(v, np.ndarray):
-            assert got.dtype == v.dtype and got.shape == v.shape and (got == v).all()
+            assert got.dtype == v.dtype
+            assert got.shape == v.shape
+            assert (got == v).all()
         elif isinstance(v, float) and v != v:
             assert got != got
         else:
-            assert got == v and type(got) is type(v)
+            assert got == v
+            assert type(got) is type(v)
 
 
 def test_identity_survives_a_round_trip_and_shared_objects_stay_shared(echo):

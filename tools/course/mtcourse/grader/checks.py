@@ -29,7 +29,7 @@ def tensor_data(td: Any) -> None:
         raise ValueError(f"shape {shape} and strides {strides} disagree")
     if any(s < 0 for s in shape) or any(s < 0 for s in strides):
         raise ValueError("negative sizes or strides")
-    storage = getattr(td, "_storage", None)
+    storage: Any = getattr(td, "_storage", None)
     if getattr(storage, "ndim", None) != 1 or str(getattr(storage, "dtype", "")) != "float64":
         raise ValueError("the storage must be a 1-D float64 array")
     size = math.prod(shape)

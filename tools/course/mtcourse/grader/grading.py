@@ -136,8 +136,9 @@ class Course:
 
 
 def unit_names(units: list[splice.Unit]) -> dict[str, str]:
-    """The name a student sees for each unit: ``Class.method``, or ``file:name`` if two
-    files have the same.
+    """The name a student sees for each unit.
+
+    ``Class.method``, or ``file:name`` where two files have a function of that name.
     """
     count: dict[str, int] = {}
     for u in units:
@@ -219,8 +220,9 @@ def _read(path: Path) -> str | None:
 def find_submission(
     submission: Path, layer: str, scratch: Path, units: list[splice.Unit]
 ) -> Submission:
-    """Read the files of ``submission`` (a starter folder, a zip, or a folder holding one
-    zip) that grading takes functions from.
+    """Read the files of ``submission`` that grading takes functions from.
+
+    ``submission`` is a starter folder, a zip of one, or a folder holding one zip.
 
     Only regular files are read (a link is not followed), each at most ``MAX_FILE`` bytes.
 
@@ -328,8 +330,9 @@ def grader_folder(course: Course, where: Path, source: str = "solution") -> Path
 def worker_folder(
     course: Course, submission: Submission | None, where: Path
 ) -> tuple[Path, list[str]]:
-    """The worker's copy: the starter with the student's functions (``None``: the course's
-    solution as if it were a student's, for calibrating).
+    """The worker's copy: the starter with the student's functions.
+
+    ``submission`` None takes the course's solution as if it were a student's (calibrating).
     """
     spec, units = course.spec, course.units
     shutil.copytree(course.root / "starter", where / "code")
@@ -379,6 +382,11 @@ def _task_tests(spec: GradeSpec, task: str, survey: list[dict[str, Any]]) -> dic
         if r["used"]:
             out[r["nodeid"]] = r["used"]
     return out
+
+
+def _err(record: dict[str, Any]) -> dict[str, Any]:
+    error: dict[str, Any] = record.get("error") or {}
+    return error
 
 
 def _cpu(slot: int) -> int | None:
@@ -456,7 +464,10 @@ def _worker_spec(
         "MTC_PURE": json.dumps(dict(spec.pure)),
         **dict(spec.test_env),
     }
-    boot = f"import sys; sys.path.insert(0, {str(code)!r}); import _mtcourse_worker as w; sys.exit(w.main())"
+    boot = (
+        f"import sys; sys.path.insert(0, {str(code)!r}); "
+        "import _mtcourse_worker as w; sys.exit(w.main())"
+    )
     return {
         "mode": isolation,
         "home": str(home),
@@ -485,8 +496,9 @@ def _opaque(spec: GradeSpec) -> list[str]:
 
 
 def _scratch(scratch: Path) -> tuple[Path, Path]:
-    """A folder only this user reads (the grader's copies, the tests, the records) and one
-    the worker's user reads too (its code and home).
+    """Two folders: one only this user reads, one the worker's user reads too.
+
+    The first holds the tests and the records, the second the worker's code and home.
     """
     private, public = scratch / "private", scratch / "public"
     scratch.mkdir(parents=True, exist_ok=True)
@@ -498,8 +510,10 @@ def _scratch(scratch: Path) -> tuple[Path, Path]:
 
 
 def _grader_folders(course: Course) -> dict[str, Path]:
-    """The grader's copies, made once in the course folder: Numba's cache of the course's
-    kernels lives beside them, so what calibrating compiled, grading loads.
+    """The grader's copies, made once in the course folder.
+
+    Numba's cache of the course's kernels lives beside them: what calibrating compiled,
+    grading loads.
     """
     folders = {}
     for kind in ("solution", "full"):
@@ -545,7 +559,7 @@ def calibrate(
     path = course.root / "calibration.json"
     if tasks is not None and path.is_file():
         out["tasks"] = json.loads(path.read_text(encoding="utf-8"))["tasks"]
-    for tid, title, points in spec.tasks:
+    for tid, _title, _points in spec.tasks:
         if tasks is not None and tid not in tasks:
             continue
         tfolder = folders[
@@ -588,7 +602,7 @@ def calibrate(
         if failed or not any("finished" in r for r in records):
             shown = "\n".join(
                 f"  {r['nodeid']} with {names.get(r['key'], r['key'])}: "
-                f"{(r.get('error') or {}).get('type')}: {(r.get('error') or {}).get('message', '')[:300]}"
+                f"{_err(r).get('type')}: {_err(r).get('message', '')[:300]}"
                 for r in failed[:10]
             )
             problems.append(
@@ -668,7 +682,10 @@ def grade(
         records, _ = run_harness(course, tid, config, tfolder, private, budget)
         error = None
         if not any("finished" in r for r in records):
-            error = "The tests of this task stopped before the end (the time for the whole task ran out); the tests that did not run count as failed."
+            error = (
+                "The tests of this task stopped before the end (the time for the whole task "
+                "ran out); the tests that did not run count as failed."
+            )
         mine = [n for n in notes if any(n.startswith(u.file) for u in units if u.task == tid)]
         entries += task_entries(plan, records, spec.output_limit, mine, error)
     out = results(

@@ -19,6 +19,7 @@ that run, whatever the test did with the error; the worker is started again for 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -28,11 +29,18 @@ import threading
 import time
 from collections.abc import Generator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import _mtcourse_route as route
 import pytest
-from _mtcourse_wire import MAX_TEXT, Endpoint, Policy, WireError
+
+if TYPE_CHECKING:  # checked as part of the package; it runs as a top-level module
+    from . import route
+    from . import sandbox as _sandbox
+    from .wire import MAX_TEXT, Endpoint, Policy, WireError
+else:
+    import _mtcourse_route as route
+    import _mtcourse_sandbox as _sandbox
+    from _mtcourse_wire import MAX_TEXT, Endpoint, Policy, WireError
 
 _CONFIG: dict[str, Any] = {}
 _STATE: dict[str, Any] = {"worker": None, "endpoint": None, "event": None}
@@ -53,9 +61,9 @@ def _out(record: dict[str, Any]) -> None:
 
 
 def _policy() -> Policy:
-    validators = {}
+    validators: dict[str, Any] = {}
     try:
-        import _mtcourse_checks as checks
+        import _mtcourse_checks as checks  # type: ignore[import-not-found]
 
         validators = checks.VALIDATORS
     except ImportError:
@@ -114,8 +122,7 @@ def _ensure(key: Any) -> None:
 
 def _start_worker() -> None:
     """Start the worker in its sandbox and wait until it has imported the layer."""
-    import _mtcourse_sandbox as sb
-
+    sb = _sandbox
     spec = _CONFIG["worker"]
     mine, theirs = socket.socketpair()
     jail = sb.Jail(
@@ -157,7 +164,7 @@ def _drain(proc: subprocess.Popen[bytes], log: str | None) -> None:
     assert proc.stdout is not None
     kept = 0
     with open(log or os.devnull, "ab") as f:
-        while chunk := proc.stdout.read1(1 << 16):
+        while chunk := os.read(proc.stdout.fileno(), 1 << 16):
             if kept < LOG_BYTES:
                 f.write(chunk[: LOG_BYTES - kept])
                 kept += len(chunk)
@@ -170,15 +177,12 @@ IDLE_SECONDS = 15.0
 
 
 def _stop_worker() -> None:
-    import _mtcourse_sandbox as sb
-
+    sb = _sandbox
     proc = _STATE.get("worker")
     endpoint = _STATE.get("endpoint")
     if endpoint is not None:
-        try:
+        with contextlib.suppress(OSError):
             endpoint.sock.close()
-        except OSError:
-            pass
         endpoint.closed = True
     if proc is not None:
         sb.kill(proc, _STATE["jail"])
@@ -187,14 +191,12 @@ def _stop_worker() -> None:
 
 
 def _disk_used(home: Path) -> int:
-    import _mtcourse_sandbox as sb
-
-    return sb.used_bytes(home)
+    sb = _sandbox
+    return int(sb.used_bytes(home))
 
 
 def _cpu() -> float:
-    import _mtcourse_sandbox as sb
-
+    sb = _sandbox
     proc = _STATE.get("worker")
     return sb.tree_cpu(proc.pid) if proc is not None else 0.0
 
@@ -256,10 +258,8 @@ def pytest_configure(config: pytest.Config) -> None:
         # The grader and the worker take turns (each waits while the other works): on one
         # CPU a request and its answer need no wake-up across CPUs, about three times
         # faster on a virtual machine. The worker inherits it.
-        try:
+        with contextlib.suppress(OSError):
             os.sched_setaffinity(0, {int(cpu)})
-        except OSError:
-            pass
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 3000))
 
 
@@ -451,10 +451,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     endpoint = _STATE.get("endpoint")
     if endpoint is not None and not endpoint.closed:
-        try:
+        with contextlib.suppress(BaseException):
             endpoint.close()
-        except BaseException:
-            pass
     if _STATE.get("worker") is not None:
         _stop_worker()
     _out({"finished": int(exitstatus)})

@@ -17,6 +17,7 @@ copies' folders as ``_mtcourse_route.py``; it needs nothing but the standard lib
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
@@ -99,10 +100,8 @@ def route(key: str, obj: Any, factory: bool = False) -> Any:
 
     named = getattr(impl, "py_func", impl)
     for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
-        try:
+        with contextlib.suppress(AttributeError, TypeError):
             setattr(wrapper, attr, getattr(named, attr))
-        except (AttributeError, TypeError):
-            pass
     wrapper.__mtc_key__ = key  # type: ignore[attr-defined]
     return wrapper
 
@@ -140,6 +139,7 @@ class Product:
 
     __mtc_state__ = ("key", "fargs", "fkwargs")
     __slots__ = ("__weakref__", "_built", "fargs", "fkwargs", "key")
+    _built: Callable[..., Any]
 
     def __init__(self, key: str, fargs: tuple[Any, ...], fkwargs: dict[str, Any]) -> None:
         self.key = key
@@ -147,6 +147,7 @@ class Product:
         self.fkwargs = fkwargs
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Run the kernel of the run's choice (see :func:`call_product`)."""
         return call_product(self, args, kwargs)
 
     def __repr__(self) -> str:
@@ -156,8 +157,10 @@ class Product:
 def make_product(
     key: str, impl: Callable[..., Any], fargs: tuple[Any, ...], fkwargs: dict[str, Any]
 ) -> Product:
-    """A factory's call: the grader's side builds the solution's product at once (its checks
-    run where the solution runs them); the worker builds the student's on first use.
+    """A factory's call: a :class:`Product`.
+
+    The grader's side builds the solution's product at once (its checks run where the
+    solution runs them); the worker builds the student's on first use.
     """
     p = Product(key, fargs, fkwargs)
     if SIDE != "U":

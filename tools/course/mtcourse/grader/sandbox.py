@@ -19,6 +19,7 @@ Every level sets resource limits on the worker and all it starts: address space
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import os
@@ -161,10 +162,8 @@ def _limit(limits: Limits, new_net: bool) -> None:
         (resource.RLIMIT_CPU, limits.cpu),
         (resource.RLIMIT_CORE, 0),
     ):
-        try:
+        with contextlib.suppress(ValueError, OSError):
             resource.setrlimit(what, (value, value))
-        except (ValueError, OSError):
-            pass
     if new_net:
         try:
             libc = ctypes.CDLL(None, use_errno=True)
@@ -238,8 +237,10 @@ def spawn(
 
 
 def used_bytes(path: Path, most: int = 20_000) -> int:
-    """Bytes of disk the files under ``path`` use (a folder of more than ``most`` entries
-    counts as full: walking it would take too long)."""
+    """Bytes of disk the files under ``path`` use.
+
+    A folder of more than ``most`` entries counts as full: walking it would take too long.
+    """
     total, seen = 0, 0
     todo = [str(path)]
     while todo:
@@ -346,21 +347,15 @@ def kill(proc: subprocess.Popen[bytes], jail: Jail, timeout: float = 10.0) -> bo
     while True:
         below = descendants(os.getpid() if mine else proc.pid)
         for p in [proc.pid, *below]:
-            try:
+            with contextlib.suppress(OSError):
                 os.kill(p, signal.SIGKILL)
-            except OSError:
-                pass
         if jail.mode == "none":
-            try:
+            with contextlib.suppress(OSError):
                 os.killpg(proc.pid, signal.SIGKILL)
-            except OSError:
-                pass
         if jail.mode == "user" and os.geteuid() == 0:
             _kill_uid(jail.uid)
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=0.5)
-        except subprocess.TimeoutExpired:
-            pass
         left = descendants(os.getpid() if mine else proc.pid)
         if jail.mode == "user":
             left += _of_uid(jail.uid)
@@ -398,10 +393,8 @@ def reap(uid: int | None = None, timeout: float = 10.0) -> bool:
         if not left:
             return True
         for p in left:
-            try:
+            with contextlib.suppress(OSError):
                 os.kill(p, signal.SIGKILL)
-            except OSError:
-                pass
         try:
             while os.waitpid(-1, os.WNOHANG)[0] > 0:
                 pass

@@ -103,7 +103,7 @@ def task_entries(
     got = {(r["nodeid"], r["key"]): r for r in records if "key" in r}
     share = plan.points / len(plan.units) if plan.units else 0.0
     has_hidden = any(_hidden(n) for n in plan.tests)
-    fns = []
+    fns: list[dict[str, Any]] = []
     public_fail: list[str] = []
     hidden_fail: list[str] = []
     public_tests: dict[str, bool] = {}
@@ -125,7 +125,7 @@ def task_entries(
                 }
                 line = short_hidden(n, shown, err) if _hidden(n) else short(n, shown, err)
                 (hidden_fail if _hidden(n) else public_fail).append(line)
-        public = [ok for n, ok in zip(runs, passed) if not _hidden(n)]
+        public = [ok for n, ok in zip(runs, passed, strict=True) if not _hidden(n)]
         part = PUBLIC_PART * share if public else 0.0
         earned_public = part * sum(public) / len(public) if public else 0.0
         every = bool(runs) and all(passed)

@@ -83,7 +83,7 @@ def find_units(source: str, blocks: list[tuple[str, int, int]], file: str) -> li
     tree = ast.parse(source)
     functions = _paths(tree)
     found: dict[str, Unit] = {}
-    for task, begin, end in blocks:
+    for task, begin, _end in blocks:
         owners = [
             (path, fn)
             for path, fn in functions
@@ -111,8 +111,9 @@ def _defs(tree: ast.Module) -> dict[str, Scope]:
 
 
 def _placed(tree: ast.Module) -> dict[str, tuple[Scope, ast.stmt]]:
-    """Every function whose path holds classes only, with the statement that defines it
-    (itself, or the ``try`` of a student's guarded function).
+    """Every function whose path holds classes only, and the statement that defines it.
+
+    The statement is the function itself, or the ``try`` of a student's guarded function.
     """
     out: dict[str, tuple[Scope, ast.stmt]] = {}
 
@@ -157,8 +158,10 @@ def _segment(lines: list[str], node: Scope, indent: str) -> list[str]:
 
 
 def _guarded(lines: list[str], node: Scope, indent: str, qualname: str) -> list[str]:
-    """The student's function, defined inside ``try``: one that fails to define (its
-    decorator raises) becomes a function raising that error, and costs only itself.
+    """The student's function, defined inside ``try``.
+
+    One that fails to define (its decorator raises) becomes a function raising that
+    error, and costs only itself.
     """
     body = _segment(lines, node, indent + "    ")
     return [
@@ -277,15 +280,15 @@ def worker_copy(starter: str, student: str | None, units: list[Unit]) -> tuple[s
         if "." not in q and q not in base_defs and q not in wanted:
             tail += ["\n", "\n", *_guarded(mine_lines, node, "", q)]
             taken.helpers.append(q)
-    imports = []
+    imports: list[str] = []
     base_imports = {
         ast.unparse(n) for n in base.body if isinstance(n, (ast.Import, ast.ImportFrom))
     }
-    for node in mine.body:
-        if isinstance(node, (ast.Import, ast.ImportFrom)) and ast.unparse(node) not in base_imports:
-            if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+    for stmt in mine.body:
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)) and ast.unparse(stmt) not in base_imports:
+            if isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__":
                 continue
-            imports.append(f"try:\n    {ast.unparse(node)}\nexcept ImportError:\n    pass\n")
+            imports.append(f"try:\n    {ast.unparse(stmt)}\nexcept ImportError:\n    pass\n")
     text = "".join(lines).rstrip("\n") + "\n" + "".join(tail)
     if imports:
         tree = ast.parse(text)

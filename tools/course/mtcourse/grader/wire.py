@@ -22,6 +22,7 @@ and the raw buffers (array data); every length is checked against ``MAX_FRAME``.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import functools
 import importlib
 import json
@@ -151,6 +152,7 @@ class RemoteCallable:
         self._id = ident
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Ask the other side to call it."""
         return self._endpoint.request("handle", self._id, args, kwargs)
 
     def __repr__(self) -> str:
@@ -158,8 +160,9 @@ class RemoteCallable:
 
 
 class RemoteIterator:
-    """An iterator of the other side (a generator passed as an iterable): each item is a
-    request.
+    """An iterator of the other side (a generator passed as an iterable).
+
+    Each item is a request.
     """
 
     __slots__ = ("__weakref__", "_endpoint", "_id")
@@ -531,8 +534,10 @@ class Endpoint:
         return self._stand_in_class(cls, enc)
 
     def _stand_in_class(self, cls: type, enc: Callable[[Any], Any]) -> dict[str, Any]:
-        """A class the other side cannot import (a test's ``Module`` subclass): its first
-        importable base, its methods (each a request back here) and its plain attributes.
+        """A class the other side cannot import (a test's ``Module`` subclass).
+
+        It crosses as its first importable base, its methods (each a request back here)
+        and its plain attributes.
         """
         own = []
         base: Any = object
@@ -682,10 +687,10 @@ class Endpoint:
         if "it" in data:
             return self._remote(data["it"], RemoteIterator)
         if "yh" in data or "yo" in data:
-            try:
-                return self.handles[data.get("yh", data.get("yo"))]
-            except (KeyError, TypeError):
-                raise WireError("a handle never given") from None
+            ident = data.get("yh", data.get("yo"))
+            if type(ident) is not int or ident not in self.handles:
+                raise WireError("a handle never given")
+            return self.handles[ident]
         if "be" in data:
             ops = dec(data.get("ops"))
             local = _backend(data["be"], ops)
@@ -784,9 +789,9 @@ class Endpoint:
             else:
                 ns[name] = method(name)
         for item in _list(data.get("at", [])):
-            if isinstance(item, list) and len(item) == 2 and isinstance(item[0], str):
-                if item[1] is None or type(item[1]) in (bool, int, float, str):
-                    ns[item[0]] = item[1]
+            plain = isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)
+            if plain and (item[1] is None or type(item[1]) in (bool, int, float, str)):
+                ns[item[0]] = item[1]
         ns["__module__"] = "grader"
         cls = type(str(data.get("n", "Class")), bases, ns)
         cls.__mtc_stand_in__ = ident  # type: ignore[attr-defined]
@@ -802,7 +807,7 @@ class Endpoint:
         elif "ysc" in spec:
             cls = self._own_class(spec["ysc"])
         else:
-            cls = resolve(spec.get("c"), self.policy)
+            cls = resolve(str(spec.get("c")), self.policy)
         if not isinstance(cls, type) or issubclass(cls, BaseException):
             raise WireError("an object of something that is not a class")
         base = next((b for b in _IMMUTABLE_BASES if issubclass(cls, b)), None)
@@ -810,7 +815,7 @@ class Endpoint:
             value = dec(data.get("v"))
             if not isinstance(value, base):
                 raise WireError(f"a {cls.__name__} without its {base.__name__} value")
-            obj = base.__new__(cls, value)
+            obj = base.__new__(cls, value)  # type: ignore[type-var, arg-type]
         else:
             if cls.__new__ is not object.__new__ and self.policy.trusted:
                 raise WireError(f"{cls.__qualname__} cannot be rebuilt from data")
@@ -1017,7 +1022,7 @@ class Endpoint:
             if kind == "handle":
                 ident, args, kwargs = payload
                 fn = self.handles.get(ident) if type(ident) is int else None
-                if not callable(fn) or isinstance(fn, type) or isinstance(fn, Iterator):
+                if not callable(fn) or isinstance(fn, (type, Iterator)):
                     raise LookupError("no such function")
                 result = fn(*args, **kwargs)
             elif kind == "next":
@@ -1065,10 +1070,8 @@ class Endpoint:
     def close(self) -> None:
         """Say goodbye and close the socket."""
         if not self.closed:
-            try:
+            with contextlib.suppress(WireError):
                 self._send({"k": "bye"}, [])
-            except WireError:
-                pass
         self.closed = True
         self.sock.close()
 

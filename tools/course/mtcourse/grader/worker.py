@@ -17,10 +17,14 @@ import os
 import socket
 import sys
 import traceback
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import _mtcourse_route as route
-from _mtcourse_wire import Endpoint, Policy, WireError
+if TYPE_CHECKING:  # checked as part of the package; it runs as a top-level module
+    from . import route
+    from .wire import Endpoint, Policy, WireError
+else:
+    import _mtcourse_route as route
+    from _mtcourse_wire import Endpoint, Policy, WireError
 
 
 def _module_of(key: str, layer: str) -> str:

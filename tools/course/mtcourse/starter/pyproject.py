@@ -28,6 +28,7 @@ def _pin(requirements: Iterable[str], cal: Calendar) -> list[str]:
 
 
 def student_pyproject(layer: Layer, cal: Calendar, week: int | None) -> dict[str, Any]:
+    """The starter's ``pyproject.toml``: the layer's own, lower layers pinned, a test extra."""
     data = layer.pyproject()
     project = data["project"]
     project["dependencies"] = _pin(project.get("dependencies", []), cal)

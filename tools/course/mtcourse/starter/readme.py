@@ -7,8 +7,8 @@ from pathlib import Path
 
 from ..config import Calendar, Layer, Task
 from ..grader.scoring import PUBLIC_PART
-from ..layers import scan_blocks, script_blocks
 from ..grader.splice import find_units
+from ..layers import scan_blocks, script_blocks
 from ..markers import task_number
 from .workflow import INSTALL, task_command
 
@@ -103,6 +103,7 @@ def task_section(
 def student_readme(
     layer: Layer, cal: Calendar, week: int | None, guide_url: str | None = None
 ) -> str:
+    """The starter's README (see the module's docstring)."""
     deps = [f"`mt-{d}=={cal.layer(d).solution_version}`" for d in cal.closure(layer.name)]
     guide = cal.guide_url if guide_url is None else guide_url
     if guide and not guide.endswith("/"):

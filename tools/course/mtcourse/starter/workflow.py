@@ -65,6 +65,7 @@ def _workflow_step(task: Task) -> tuple[str, str]:
 
 
 def student_workflow(layer: Layer) -> str:
+    """The starter's ``.github/workflows/tests.yml``: one step per task."""
     pins = _workflow_pins()
     steps = "".join(
         f"      - name: {json.dumps(_workflow_step(t)[0])}\n"
