@@ -250,3 +250,25 @@ def test_a_product_routes_by_the_run(monkeypatch):
 
 def test_remote_callable_is_not_a_course_object():
     assert RemoteCallable.__module__ == "mtcourse.grader.wire"
+
+
+def test_a_graph_a_hundred_thousand_deep_crosses_flat_and_comes_back_as_itself():
+    # A chain of course objects (the history of a 100,000-step Scalar expression): each
+    # object is described once, flat, and referred to by number.
+    def walk(kind, payload):
+        node, n = payload[0], 0
+        while node.fargs:
+            node.key = f"seen {n}"  # a change the grader must get back
+            node, n = node.fargs[0], n + 1
+        return n, node
+
+    head = route.Product("end", (), {})
+    for i in range(100_000):
+        head = route.Product(f"n{i}", (head,), {})
+    pair = Pair(serve_worker=walk)
+    n, last = pair.grader.request("walk", head)
+    pair.close()
+    assert n == 100_000
+    assert last.key == "end"  # the grader's own last node
+    assert head.key == "seen 0"
+    assert head.fargs[0].fargs[0].key == "seen 2"

@@ -282,13 +282,14 @@ def _importable(obj: Any, policy: Policy) -> str | None:
     return f"{module}:{qualname}" if found is obj else None
 
 
-def _slots(cls: type) -> list[str]:
+@functools.cache
+def _slots(cls: type) -> tuple[str, ...]:
     names: list[str] = []
     for c in cls.__mro__:
         for s in c.__dict__.get("__slots__", ()):
             if s not in ("__weakref__", "__dict__") and s not in names:
                 names.append(s)
-    return names
+    return tuple(names)
 
 
 _IMMUTABLE_BASES = (tuple, int, float, str, bytes, frozenset, complex)
@@ -305,9 +306,13 @@ def _state_names(obj: Any) -> list[str]:
     return names
 
 
+@functools.cache
+def _device_type(cls: type) -> bool:
+    return cls.__module__.startswith("numba.cuda") and hasattr(cls, "copy_to_host")
+
+
 def _cuda_device_array(obj: Any) -> bool:
-    mod = type(obj).__module__
-    return mod.startswith("numba.cuda") and hasattr(obj, "copy_to_host")
+    return _device_type(type(obj))
 
 
 class _Scope:
@@ -357,6 +362,9 @@ class Endpoint:
         self.closed = False
         self.received = 0  # bytes, for the record
         self._inbox = bytearray()
+        self._queue: list[tuple[int, Any]] = []
+        self._fresh: list[Any] = []  # the objects the message at hand was the first to carry
+        self._class_refs: dict[type, dict[str, Any]] = {}
 
     # ------------------------------------------------------------------ framing
 
@@ -488,7 +496,9 @@ class Endpoint:
             return self._callable(value, enc)
         if _name_of(type(value)) in self.policy.opaque:
             return {"op": self._handle(value)}
-        return self._object(value, self._number(value), enc)
+        number = self._number(value)
+        self._queue.append((number, value))  # described in the message's object table
+        return {"r": number}
 
     def _number(self, value: Any) -> int:
         scope = self.scope
@@ -496,6 +506,7 @@ class Endpoint:
         scope.next += 1
         scope.sent[n] = value
         scope.sent_ids[id(value)] = n
+        self._fresh.append(value)
         return n
 
     def _array(self, value: Any, out: list[bytes], number: int | None) -> dict[str, Any]:
@@ -525,6 +536,14 @@ class Endpoint:
 
     def _class_ref(self, cls: type, enc: Callable[[Any], Any]) -> dict[str, Any]:
         """A class by name, as the other side's own (a stand-in it made), or as a stand-in."""
+        known = self._class_refs.get(cls)
+        if known is not None:
+            return known
+        found = self._class_ref_of(cls, enc)
+        self._class_refs[cls] = found
+        return found
+
+    def _class_ref_of(self, cls: type, enc: Callable[[Any], Any]) -> dict[str, Any]:
         ref = _importable(cls, self.policy)
         if ref is not None:
             return {"c": ref}
@@ -568,15 +587,31 @@ class Endpoint:
             "at": [[k, v] for k, v in sorted(attrs.items())],
         }
 
-    def _object(self, value: Any, number: int, enc: Callable[[Any], Any]) -> dict[str, Any]:
-        cls = type(value)
-        d: dict[str, Any] = {"o": number}
-        d["c"] = self._class_ref(cls, enc)
-        base = next((b for b in _IMMUTABLE_BASES if isinstance(value, b)), None)
-        if base is not None:
-            d["v"] = enc(base(value))
-        d["s"] = {k: enc(getattr(value, k)) for k in _state_names(value)}
-        return d
+    def _objects(self, out: list[bytes]) -> list[Any]:
+        """The table of the objects this message describes: ``[number, class, value, state]``.
+
+        Objects are described here, flat, and referred to by number everywhere else, so a
+        graph as deep as a hundred-thousand-step chain is no deeper in the message than
+        one of its nodes. Describing an object can find more: the table grows until none
+        is left.
+        """
+        enc = functools.partial(self.encode, out=out, depth=1)
+        table = []
+        i = 0
+        while i < len(self._queue):
+            number, value = self._queue[i]
+            i += 1
+            cls = type(value)
+            base = next((b for b in _IMMUTABLE_BASES if isinstance(value, b)), None)
+            table.append(
+                [
+                    number,
+                    self._class_ref(cls, enc),
+                    enc(base(value)) if base is not None else None,
+                    {k: enc(getattr(value, k)) for k in _state_names(value)},
+                ]
+            )
+        return table
 
     # ----------------------------------------------------------------- decoding
 
@@ -707,8 +742,6 @@ class Endpoint:
             return self._decode_stand_in(data, dec)
         if "ysc" in data:
             return self._own_class(data["ysc"])
-        if "o" in data:
-            return self._decode_object(data, dec)
         raise WireError(f"a value of no known kind ({sorted(data)[:3]})")
 
     def _remote(self, ident: Any, kind: type) -> Any:
@@ -726,6 +759,7 @@ class Endpoint:
             raise WireError("an object number used twice")
         self.scope.mirrors[number] = obj
         self.scope.mirror_ids[id(obj)] = number
+        self._fresh.append(obj)
 
     def _decode_array(self, data: dict[str, Any], buffers: list[bytes]) -> Any:
         np = _numpy()
@@ -798,38 +832,59 @@ class Endpoint:
         self.remote[ident] = cls
         return cls
 
-    def _decode_object(self, data: dict[str, Any], dec: Callable[[Any], Any]) -> Any:
-        spec = data["c"]
+    def _decode_class(self, spec: Any, dec: Callable[[Any], Any]) -> type:
         if not isinstance(spec, dict):
             raise WireError("an object without its class")
         if "sc" in spec:
-            cls = self._decode_stand_in(spec, dec)
+            cls: Any = self._decode_stand_in(spec, dec)
         elif "ysc" in spec:
             cls = self._own_class(spec["ysc"])
         else:
             cls = resolve(str(spec.get("c")), self.policy)
         if not isinstance(cls, type) or issubclass(cls, BaseException):
             raise WireError("an object of something that is not a class")
-        base = next((b for b in _IMMUTABLE_BASES if issubclass(cls, b)), None)
-        if base is not None:
-            value = dec(data.get("v"))
-            if not isinstance(value, base):
-                raise WireError(f"a {cls.__name__} without its {base.__name__} value")
-            obj = base.__new__(cls, value)  # type: ignore[type-var, arg-type]
-        else:
+        return cls
+
+    def _decode_objects(self, table: Any, buffers: list[bytes]) -> list[Any]:
+        """Make the objects of a message's table (see :meth:`_objects`); return them.
+
+        Every object exists before any state is set, so states may refer to each other
+        in any order; an object of a class with an immutable base (a tuple subclass) is
+        made from its value, after the objects its value refers to.
+        """
+        dec = functools.partial(self.decode, buffers=buffers, depth=1)
+        made: list[tuple[Any, Any]] = []
+        later: list[tuple[Any, type, type, Any, Any]] = []
+        for entry in _list(table):
+            if not isinstance(entry, list) or len(entry) != 4:
+                raise WireError("an object entry that is not [number, class, value, state]")
+            number, spec, value, state = entry
+            if not isinstance(state, dict):
+                raise WireError("an object state that is not a mapping")
+            cls = self._decode_class(spec, dec)
+            base = next((b for b in _IMMUTABLE_BASES if issubclass(cls, b)), None)
+            if base is not None:
+                later.append((number, cls, base, value, state))
+                continue
             if cls.__new__ is not object.__new__ and self.policy.trusted:
                 raise WireError(f"{cls.__qualname__} cannot be rebuilt from data")
             obj = object.__new__(cls)
-        self._mirror(data["o"], obj)
-        state = data.get("s", {})
-        if not isinstance(state, dict):
-            raise WireError("an object state that is not a mapping")
-        self._set_state(obj, {k: dec(v) for k, v in state.items()})
-        return obj
+            self._mirror(number, obj)
+            made.append((obj, state))
+        for number, cls, base, value, state in reversed(later):
+            plain = dec(value)
+            if not isinstance(plain, base):
+                raise WireError(f"a {cls.__name__} without its {base.__name__} value")
+            obj = base.__new__(cls, plain)  # type: ignore[type-var, arg-type]
+            self._mirror(number, obj)
+            made.append((obj, state))
+        for obj, state in made:
+            self._set_state(obj, {k: dec(v) for k, v in state.items()})
+        return [obj for obj, _ in made]
 
     def _set_state(self, obj: Any, state: dict[str, Any]) -> None:
         cls = type(obj)
-        slots = set(_slots(cls))
+        slots = _slots(cls)
         has_dict = hasattr(obj, "__dict__")
         explicit = getattr(cls, "__mtc_state__", None)
         for k, v in state.items():
@@ -843,7 +898,7 @@ class Endpoint:
                 obj.__dict__[k] = v
             else:
                 raise WireError(f"{cls.__name__} has no attribute {k}")
-        check = self.policy.validators.get(_name_of(cls))
+        check = self.policy.validators.get(_name_of(cls)) if self.policy.validators else None
         if check is not None:
             try:
                 check(obj)
@@ -853,33 +908,78 @@ class Endpoint:
     # ------------------------------------------------------------ synchronising
 
     def _signature(self, obj: Any) -> Any:
+        """What an object's state is now, to tell later whether it changed (shallow:
+        objects it holds are compared by identity, arrays by their bytes)."""
+        t = type(obj)
+        if t is list:
+            return tuple([_sig(v) for v in obj])
+        if t is dict:
+            return tuple([(_sig(k), _sig(v)) for k, v in obj.items()])
         np = sys.modules.get("numpy")
-        if np is not None and type(obj) is np.ndarray:
+        if np is not None and t is np.ndarray:
             return obj.tobytes() if obj.dtype.kind in "biufc" else None
-        if _cuda_device_array(obj):
+        if _device_type(t):
             return obj.copy_to_host().tobytes()
-        if type(obj) is list:
-            return tuple(_sig(v) for v in obj)
-        if type(obj) is dict:
-            return tuple((_sig(k), _sig(v)) for k, v in obj.items())
-        return tuple((k, _sig(getattr(obj, k, None))) for k in _state_names(obj))
+        return tuple([_sig(getattr(obj, k, None)) for k in _state_names(obj)])
 
-    def _snapshot(self) -> None:
-        scope = self.scope
-        for obj in (*scope.sent.values(), *scope.mirrors.values()):
-            scope.signatures[id(obj)] = self._signature(obj)
+    def _snapshot(self, objects: Any) -> None:
+        signatures = self.scope.signatures
+        for obj in objects:
+            signatures[id(obj)] = self._signature(obj)
 
-    def _changes(self, out: list[bytes]) -> list[Any]:
-        """The state of every object of this exchange that changed since the last message."""
+    def _in_scope(self, obj: Any) -> bool:
+        ident = id(obj)
+        return ident in self.scope.sent_ids or ident in self.scope.mirror_ids
+
+    def _reachable(self, roots: Any) -> list[Any]:
+        """The objects of this exchange reachable from ``roots`` (through their state)."""
+        found: list[Any] = []
+        seen: set[int] = set()
+        todo = [roots]
+        while todo:
+            value = todo.pop()
+            t = type(value)
+            if value is None or t in (bool, int, float, str, bytes):
+                continue
+            ident = id(value)
+            if ident in seen:
+                continue
+            seen.add(ident)
+            in_scope = self._in_scope(value)
+            if in_scope:
+                found.append(value)
+            if t in (tuple, list, set, frozenset):
+                todo.extend(value)
+            elif t is dict:
+                todo.extend(value.values())
+            elif in_scope and not hasattr(value, "dtype"):
+                todo.extend(getattr(value, k, None) for k in _state_names(value))
+        return found
+
+    def _changes(self, out: list[bytes], roots: Any, full: bool) -> tuple[list[Any], list[Any]]:
+        """The state of the objects of this exchange that changed since they last crossed.
+
+        ``full`` looks at every object of the exchange (its outermost answer); else only
+        at those reachable from ``roots`` (what a request and its answer pass), so that a
+        kernel's per-element requests cost what they carry, not the whole exchange.
+        Returns the changes and the objects looked at.
+        """
         scope = self.scope
+        if full:
+            looked = [*scope.sent.values(), *scope.mirrors.values()]
+        else:
+            looked = self._reachable(roots)
         changes = []
-        for kind, table in (("r", scope.sent), ("y", scope.mirrors)):
-            for number, obj in list(table.items()):
-                before = scope.signatures.get(id(obj), _NEW)
-                if before is _NEW or before == self._signature(obj):
-                    continue
-                changes.append([kind, number, self._state(obj, out)])
-        return changes
+        for obj in looked:
+            before = scope.signatures.get(id(obj), _NEW)
+            if before is _NEW or before == self._signature(obj):
+                continue
+            ident = id(obj)
+            if ident in scope.sent_ids:
+                changes.append(["r", scope.sent_ids[ident], self._state(obj, out)])
+            else:
+                changes.append(["y", scope.mirror_ids[ident], self._state(obj, out)])
+        return changes, looked
 
     def _state(self, obj: Any, out: list[bytes]) -> Any:
         enc = functools.partial(self.encode, out=out, depth=1)
@@ -894,7 +994,8 @@ class Endpoint:
             return {"d": [[enc(k), enc(v)] for k, v in obj.items()]}
         return {"s": {k: enc(getattr(obj, k)) for k in _state_names(obj)}}
 
-    def _apply(self, changes: Any, buffers: list[bytes]) -> None:
+    def _apply(self, changes: Any, buffers: list[bytes]) -> list[Any]:
+        applied = []
         for item in _list(changes):
             if not isinstance(item, list) or len(item) != 3:
                 raise WireError("a change that is not [kind, number, state]")
@@ -903,6 +1004,7 @@ class Endpoint:
             if table is None or number not in table:
                 raise WireError("a change to an object this exchange does not have")
             obj = table[number]
+            applied.append(obj)
             if not isinstance(state, dict):
                 raise WireError("a change that is not a state")
             np = sys.modules.get("numpy")
@@ -936,15 +1038,31 @@ class Endpoint:
                 self._set_state(obj, {k: self.decode(v, buffers, 1) for k, v in state["s"].items()})
             else:
                 raise WireError("a change of no known kind")
+        return applied
 
     # ----------------------------------------------------------------- messages
 
-    def _message(self, kind: str, payload: Any) -> None:
+    def _message(self, kind: str, payload: Any, roots: Any = None, full: bool = False) -> None:
+        """Send ``payload`` with the changes of what ``roots`` (or, ``full``, everything of
+        the exchange) reach, and the table of the objects it is the first to carry."""
         out: list[bytes] = []
-        sync = self._changes(out)
+        self._queue = []
+        self._fresh = []
+        sync, looked = self._changes(out, (payload, roots), full)
         body = {"k": kind, "sync": sync, "p": self.encode(payload, out)}
+        body["objs"] = self._objects(out)
+        self._queue = []
         self._send(body, out)
-        self._snapshot()
+        self._snapshot([*looked, *self._fresh])
+
+    def _incoming(self, header: dict[str, Any], buffers: list[bytes]) -> Any:
+        """Make a message's new objects, apply its changes, and decode its payload."""
+        self._fresh = []
+        self._decode_objects(header.get("objs", []), buffers)
+        applied = self._apply(header.get("sync", []), buffers)
+        value = self.decode(header.get("p"), buffers)
+        self._snapshot([*applied, *self._fresh])
+        return value
 
     def _exception(self, exc: BaseException) -> dict[str, Any]:
         cls = type(exc)
@@ -995,16 +1113,11 @@ class Endpoint:
             while True:
                 header, buffers = self._recv()
                 k = header.get("k")
-                self._apply(header.get("sync", []), buffers)
                 if k == "ret":
-                    value = self.decode(header.get("p"), buffers)
-                    self._snapshot()
-                    return value
+                    return self._incoming(header, buffers)
                 if k == "err":
-                    error = self.decode(header.get("p"), buffers)
-                    self._snapshot()
-                    raise self._rebuild_exception(error)
-                if not isinstance(k, str) or k in ("ret", "err"):
+                    raise self._rebuild_exception(self._incoming(header, buffers))
+                if not isinstance(k, str):
                     raise WireError("a message of no known kind")
                 self._serve_one(k, header, buffers)
         finally:
@@ -1013,11 +1126,13 @@ class Endpoint:
                 self.scope.clear()
 
     def _serve_one(self, kind: str, header: dict[str, Any], buffers: list[bytes]) -> None:
-        payload = self.decode(header.get("p"), buffers)
-        self._snapshot()
-        if not isinstance(payload, tuple):
+        request = self._incoming(header, buffers)
+        if not isinstance(request, tuple):
             raise WireError("a request without arguments")
-        payload = list(payload)
+        payload = list(request)
+        # The outermost answer carries every change of the exchange; one to a request
+        # made inside it, what the request and the answer reach.
+        full = self.depth == 1
         try:
             if kind == "handle":
                 ident, args, kwargs = payload
@@ -1038,9 +1153,9 @@ class Endpoint:
         except BaseException as e:
             if isinstance(e, (KeyboardInterrupt, SystemExit)) and self.policy.trusted:
                 raise
-            self._message("err", self._exception(e))
+            self._message("err", self._exception(e), request, full)
             return
-        self._message("ret", result)
+        self._message("ret", result, request, full)
 
     def serve_until(self, kind: str | None = None) -> None:
         """Serve the other side's requests until one of ``kind`` (served too) or ``bye``."""
@@ -1054,7 +1169,6 @@ class Endpoint:
                 raise WireError("a message of no known kind")
             self.depth += 1
             try:
-                self._apply(header.get("sync", []), buffers)
                 self._serve_one(k, header, buffers)
             finally:
                 self.depth -= 1
@@ -1079,12 +1193,19 @@ class Endpoint:
 _NEW = object()
 
 
+_PLAIN = frozenset((type(None), bool, int, float, str, bytes))
+
+
 def _sig(v: Any) -> Any:
-    if v is None or type(v) in (bool, int, float, str, bytes):
-        return (type(v).__name__, v)
-    if type(v) is tuple:
-        return ("t", tuple(_sig(x) for x in v))
-    return ("id", id(v))
+    t = type(v)
+    if t in _PLAIN:
+        return v
+    if t is tuple:
+        return tuple([_sig(x) for x in v])
+    return (_ID, id(v))
+
+
+_ID = object()  # marks an identity in a signature (no plain value compares equal to it)
 
 
 def _list(v: Any) -> list[Any]:
