@@ -908,8 +908,10 @@ class Endpoint:
     # ------------------------------------------------------------ synchronising
 
     def _signature(self, obj: Any) -> Any:
-        """What an object's state is now, to tell later whether it changed (shallow:
-        objects it holds are compared by identity, arrays by their bytes)."""
+        """What an object's state is now, to tell later whether it changed.
+
+        Shallow: the objects it holds are compared by identity, arrays by their bytes.
+        """
         t = type(obj)
         if t is list:
             return tuple([_sig(v) for v in obj])
@@ -965,10 +967,8 @@ class Endpoint:
         Returns the changes and the objects looked at.
         """
         scope = self.scope
-        if full:
-            looked = [*scope.sent.values(), *scope.mirrors.values()]
-        else:
-            looked = self._reachable(roots)
+        everything = [*scope.sent.values(), *scope.mirrors.values()] if full else None
+        looked = everything if everything is not None else self._reachable(roots)
         changes = []
         for obj in looked:
             before = scope.signatures.get(id(obj), _NEW)
@@ -1043,8 +1043,11 @@ class Endpoint:
     # ----------------------------------------------------------------- messages
 
     def _message(self, kind: str, payload: Any, roots: Any = None, full: bool = False) -> None:
-        """Send ``payload`` with the changes of what ``roots`` (or, ``full``, everything of
-        the exchange) reach, and the table of the objects it is the first to carry."""
+        """Send ``payload`` and the table of the objects it is the first to carry.
+
+        With it go the changes of what ``roots`` reach (with ``full``, of everything of
+        the exchange).
+        """
         out: list[bytes] = []
         self._queue = []
         self._fresh = []
