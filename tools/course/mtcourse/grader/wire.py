@@ -282,14 +282,20 @@ def _importable(obj: Any, policy: Policy) -> str | None:
     return f"{module}:{qualname}" if found is obj else None
 
 
-@functools.cache
-def _slots(cls: type) -> tuple[str, ...]:
+_SLOTS: dict[Any, tuple[str, ...]] = {}
+
+
+def _slots(cls: Any) -> tuple[str, ...]:
+    found = _SLOTS.get(cls)
+    if found is not None:
+        return found
     names: list[str] = []
     for c in cls.__mro__:
         for s in c.__dict__.get("__slots__", ()):
             if s not in ("__weakref__", "__dict__") and s not in names:
                 names.append(s)
-    return tuple(names)
+    found = _SLOTS[cls] = tuple(names)
+    return found
 
 
 _IMMUTABLE_BASES = (tuple, int, float, str, bytes, frozenset, complex)
@@ -306,9 +312,16 @@ def _state_names(obj: Any) -> list[str]:
     return names
 
 
-@functools.cache
-def _device_type(cls: type) -> bool:
-    return cls.__module__.startswith("numba.cuda") and hasattr(cls, "copy_to_host")
+_DEVICE: dict[Any, bool] = {}
+
+
+def _device_type(cls: Any) -> bool:
+    found = _DEVICE.get(cls)
+    if found is None:
+        found = _DEVICE[cls] = cls.__module__.startswith("numba.cuda") and hasattr(
+            cls, "copy_to_host"
+        )
+    return found
 
 
 def _cuda_device_array(obj: Any) -> bool:
@@ -861,7 +874,7 @@ class Endpoint:
             number, spec, value, state = entry
             if not isinstance(state, dict):
                 raise WireError("an object state that is not a mapping")
-            cls = self._decode_class(spec, dec)
+            cls: Any = self._decode_class(spec, dec)
             base = next((b for b in _IMMUTABLE_BASES if issubclass(cls, b)), None)
             if base is not None:
                 later.append((number, cls, base, value, state))
@@ -875,9 +888,9 @@ class Endpoint:
             plain = dec(value)
             if not isinstance(plain, base):
                 raise WireError(f"a {cls.__name__} without its {base.__name__} value")
-            obj = base.__new__(cls, plain)  # type: ignore[type-var, arg-type]
-            self._mirror(number, obj)
-            made.append((obj, state))
+            made_one: Any = base.__new__(cls, plain)
+            self._mirror(number, made_one)
+            made.append((made_one, state))
         for obj, state in made:
             self._set_state(obj, {k: dec(v) for k, v in state.items()})
         return [obj for obj, _ in made]
