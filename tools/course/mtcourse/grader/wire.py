@@ -946,15 +946,21 @@ class Endpoint:
         ident = id(obj)
         return ident in self.scope.sent_ids or ident in self.scope.mirror_ids
 
-    def _reachable(self, roots: Any) -> list[Any]:
-        """The objects of this exchange reachable from ``roots`` (through their state)."""
+    def _reachable(self, roots: Any, levels: int = 2) -> list[Any]:
+        """The objects of this exchange ``roots`` hold, and those they hold, ``levels`` deep.
+
+        What a request or an answer passes, with what it holds directly (a tensor's data,
+        a context's saved values): that is what the other side's code reads and writes.
+        Not the whole graph behind a node: ``backpropagate`` calls ``chain_rule`` once per
+        node, and each request must cost what it carries, not the graph.
+        """
         found: list[Any] = []
         seen: set[int] = set()
-        todo = [roots]
+        todo: list[tuple[Any, int]] = [(roots, 0)]
         while todo:
-            value = todo.pop()
+            value, level = todo.pop()
             t = type(value)
-            if value is None or t in (bool, int, float, str, bytes):
+            if value is None or t in _PLAIN:
                 continue
             ident = id(value)
             if ident in seen:
@@ -963,12 +969,15 @@ class Endpoint:
             in_scope = self._in_scope(value)
             if in_scope:
                 found.append(value)
+                level += 1
+                if level > levels:
+                    continue
             if t in (tuple, list, set, frozenset):
-                todo.extend(value)
+                todo.extend((v, level) for v in value)
             elif t is dict:
-                todo.extend(value.values())
+                todo.extend((v, level) for v in value.values())
             elif in_scope and not hasattr(value, "dtype"):
-                todo.extend(getattr(value, k, None) for k in _state_names(value))
+                todo.extend((getattr(value, k, None), level) for k in _state_names(value))
         return found
 
     def _changes(self, out: list[bytes], roots: Any, full: bool) -> tuple[list[Any], list[Any]]:
