@@ -394,30 +394,36 @@ def run_mutants(
                 f"\n{task.id} {task.title} ({task.points:g} points): "
                 f"{len(chosen)} of {len(found)} mutants"
             )
-            outcomes = []
-            for m in chosen:
-                n += 1
-                key = next(
-                    v
-                    for (f, b), v in unit_of.items()
-                    if f == m.file and _within(m, b, originals[f])
+            keys = {m.key: _unit_key(m, unit_of, originals) for m in chosen}
+            batch = []
+            for n, m in enumerate(chosen):
+                files = dict(originals)
+                files[m.file] = m.source
+                batch.append((f"m{n}", files, {keys[m.key]}))
+            t1 = time.perf_counter()
+            graded = grade_units(
+                course,
+                batch,
+                root / f"batch-{task.id}",
+                first_failure=first_failure,
+                isolation=env.isolation,
+            )
+            each = (time.perf_counter() - t1) / max(len(chosen), 1)
+            outcomes = [
+                _outcome(
+                    m,
+                    keys[m.key],
+                    task.points,
+                    share,
+                    plan,
+                    graded[f"m{n}"],
+                    equivalent.get((layer.name, m.key)),
+                    each,
+                    first_failure=first_failure,
                 )
-                outcomes.append(
-                    _grade_mutant(
-                        m,
-                        key,
-                        task.points,
-                        share,
-                        plan,
-                        course,
-                        originals,
-                        root / f"m{n}",
-                        equivalent.get((layer.name, m.key)),
-                        first_failure=first_failure,
-                        isolation=env.isolation,
-                    )
-                )
-                shutil.rmtree(root / f"m{n}", ignore_errors=True)
+                for n, m in enumerate(chosen)
+            ]
+            shutil.rmtree(root / f"batch-{task.id}", ignore_errors=True)
             status |= _report(task.id, task.points, outcomes, originals, say)
             records += [o.to_json(originals[o.mutant.file]) for o in outcomes]
             summary.append(_summary(task.id, task.points, len(found), outcomes))
@@ -430,6 +436,11 @@ def run_mutants(
     if json_out is not None:
         json_out.write_text(json.dumps(records, indent=1) + "\n", encoding="utf-8")
     return status
+
+
+def _unit_key(m: Mutant, unit_of: dict[tuple[str, int], str], originals: dict[str, str]) -> str:
+    """The key of the graded function the mutant changes."""
+    return next(v for (f, b), v in unit_of.items() if f == m.file and _within(m, b, originals[f]))
 
 
 def _within(m: Mutant, begin: int, source: str) -> bool:
@@ -454,32 +465,24 @@ def _summary(tid: str, points: float, total: int, outcomes: list[Outcome]) -> st
     )
 
 
-def _grade_mutant(
+def _outcome(
     m: Mutant,
     key: str,
     points: float,
     share: float,
     plan: dict[str, list[str]],
-    course: Any,
-    originals: dict[str, str],
-    scratch: Path,
+    records: list[dict[str, Any]],
     reason: str | None,
+    seconds: float,
     *,
     first_failure: bool,
-    isolation: str,
 ) -> Outcome:
-    """Grade one mutant: its function's runs, that function the mutant's, the rest the course's.
+    """How the grader took one mutant, from the records of its function's runs.
 
     The task's other functions are the course's in every run, so they keep their shares
     whatever the mutant does: what it keeps is its own function's public part for the
     public tests that still pass (an upper bound with ``first_failure``).
     """
-    t0 = time.perf_counter()
-    files = {rel: text for rel, text in originals.items()}
-    files[m.file] = m.source
-    records = grade_units(
-        course, files, {key}, scratch, first_failure=first_failure, isolation=isolation
-    )
     runs = [r for r in records if r.get("key") == key]
     failed = sorted({r["nodeid"] for r in runs if r["outcome"] != "passed"})
     finished = any("finished" in r for r in records)
@@ -501,7 +504,7 @@ def _grade_mutant(
         status = "equivalent" if not failed else "killed"
     else:
         status = "killed" if failed else "survived"
-    return Outcome(m, status, kept, exact, share, failed, reason or "", time.perf_counter() - t0)
+    return Outcome(m, status, kept, exact, share, failed, reason or "", seconds)
 
 
 def _report(

@@ -699,53 +699,76 @@ def grade(
 
 def grade_units(
     course: Course,
-    files: dict[str, str],
-    keys: set[str],
+    batch: list[tuple[str, dict[str, str], set[str]]],
     scratch: Path,
     *,
     first_failure: bool = False,
     isolation: str | None = None,
     uid: int = 60000,
-) -> list[dict[str, Any]]:
-    """Run only the runs that grade ``keys``, with ``files`` as the student's; the records.
+) -> dict[str, list[dict[str, Any]]]:
+    """Grade several submissions, each on the runs of some functions only; their records.
 
-    What ``course mutants`` asks of each mutant: a mutant changes one function, so only
-    the runs of that function can notice it; ``first_failure`` stops at the first run that
-    fails (enough to know it is caught).
+    ``batch`` holds ``(id, files, keys)``: the student's files of each submission, and
+    the functions whose runs grade it. What ``course mutants`` asks: a mutant changes one
+    function, so only that function's runs can notice it. One test process per task grades
+    every submission of the batch in turn (``harness``'s batch mode); ``first_failure``
+    stops a submission's runs at the first that fails (enough to know it is caught).
+    Returns id -> its records (``finished`` marks a submission whose runs all ran).
     """
     spec, units = course.spec, course.units
     cal = course.calibration()
     mode = sandbox.isolation(isolation or cal.get("isolation"))
     private, public = _scratch(scratch)
-    code, _ = worker_folder(course, Submission(dict(files), []), public / "worker")
     folders = _grader_folders(course)
-    records: list[dict[str, Any]] = []
-    for tid, _, _ in spec.tasks:
+    codes = {}
+    for ident, files, _ in batch:
+        codes[ident], _ = worker_folder(course, Submission(dict(files), []), public / f"w-{ident}")
+    out: dict[str, list[dict[str, Any]]] = {ident: [] for ident, _, _ in batch}
+    for tid, _title, _points in spec.tasks:
         task_units = [u.key for u in units if u.task == tid]
-        if not set(task_units) & keys:
+        entries = [
+            {
+                "id": ident,
+                "only": sorted(keys & set(task_units)),
+                "worker": _worker_spec(
+                    course,
+                    codes[ident],
+                    public / "homes" / f"{tid}-{ident}",
+                    mode,
+                    uid,
+                    private / f"{tid}-{ident}.log",
+                ),
+            }
+            for ident, _, keys in batch
+            if keys & set(task_units)
+        ]
+        if not entries:
             continue
         task_cal = cal["tasks"][tid]
         config = {
             "mode": "grade",
             "plan": task_cal["tests"],
-            "only": sorted(keys & set(task_units)),
+            "batch": entries,
             "first_failure": first_failure,
             "units": task_units,
             "all_units": [u.key for u in units],
             "opaque": _opaque(spec),
             "limits": _limits(task_cal["runs"]),
             "default_limit": [MIN_CPU * 3, MIN_WALL * 3],
-            "worker": _worker_spec(
-                course, code, public / "homes" / tid, mode, uid, private / f"{tid}.log"
-            ),
+            "worker": entries[0]["worker"],
             "cpu": _cpu(uid - 60000),
         }
         tfolder = folders[
             "full" if tid in spec.training_tasks and "full" in folders else "solution"
         ]
-        got, _ = run_harness(course, tid, config, tfolder, private, 3600.0)
-        records += got
-    return records
+        budget = 600.0 + 5 * task_cal["wall"] * len(entries)
+        records, _ = run_harness(course, tid, config, tfolder, private, budget)
+        for r in records:
+            if "batch" in r:
+                out[r["batch"]].append(r)
+            elif "batch_done" in r:
+                out[r["batch_done"]].append({"finished": 0})
+    return out
 
 
 def results_for_error(spec: GradeSpec, units: list[splice.Unit], message: str) -> dict[str, Any]:

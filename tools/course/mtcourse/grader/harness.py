@@ -272,6 +272,8 @@ def pytest_collection_modifyitems(
     plan = _CONFIG.get("plan")
     if plan is not None:
         only = _CONFIG.get("only")
+        if "batch" in _CONFIG:
+            only = sorted({k for entry in _CONFIG["batch"] for k in entry["only"]})
         if only is not None:
             plan = {n: keys for n, keys in plan.items() if set(keys) & set(only)}
         keep = [i for i in items if i.nodeid in plan]
@@ -331,6 +333,42 @@ def _run_once(item: pytest.Item, nextitem: pytest.Item | None, fresh: bool) -> t
     _REPORTS.clear()
     runtestprotocol(item, nextitem=nextitem, log=False)
     return _outcome(list(_REPORTS))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> bool | None:
+    """In ``batch`` mode, grade several workers in turn (the mutants of ``course mutants``).
+
+    Each entry of the batch names a worker (a copy of the layer with one function
+    changed) and the functions to grade in it: the tests that use them run once per entry,
+    in one test process, so its start and the course's compiled code serve every entry.
+    Records carry the entry's ``batch`` id; ``{"batch_done": id}`` ends each entry.
+    """
+    if not _CONFIG or "batch" not in _CONFIG:
+        return None
+    plan = _CONFIG["plan"]
+    for entry in _CONFIG["batch"]:
+        _stop_worker()
+        _TIMEOUTS.clear()
+        _CONFIG["worker"] = entry["worker"]
+        only = set(entry["only"])
+        mine = [i for i in session.items if only & set(plan[i.nodeid])]
+        stop = False
+        for n, item in enumerate(mine):
+            nextitem = mine[n + 1] if n + 1 < len(mine) else None
+            item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+            for key in [k for k in plan[item.nodeid] if k in only]:
+                record = _graded_run(item, nextitem, key, fresh=True)
+                record["batch"] = entry["id"]
+                _out(record)
+                if record["outcome"] != "passed" and _CONFIG.get("first_failure"):
+                    stop = True
+                    break
+            if stop:
+                break
+        _stop_worker()
+        _out({"batch_done": entry["id"]})
+    return True
 
 
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
