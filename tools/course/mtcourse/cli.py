@@ -63,6 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--data-dir", type=Path, help="real data for the training subset")
     p.add_argument("--isolation", choices=["bwrap", "user", "none"], help=_ISOLATION)
+    p.add_argument("--task", action="append", default=[], help="only this task (repeatable)")
     p = sub.add_parser("grade-all", help="grade a folder of submissions into a gradebook")
     p.add_argument("dir", type=Path, help="one folder or zip per student, named for them")
     p.add_argument("--layer", required=True)
@@ -139,7 +140,12 @@ def main(argv: list[str] | None = None) -> int:
             return 1 if failed else 0
         if args.command == "grade":
             res = grade(
-                args.dir, args.layer, cal=cal, data_dir=args.data_dir, isolation=args.isolation
+                args.dir,
+                args.layer,
+                cal=cal,
+                data_dir=args.data_dir,
+                isolation=args.isolation,
+                tasks=tuple(args.task) or None,
             )
             args.out.write_text(json.dumps(res, indent=2) + "\n", "utf-8")
             for t in res["tests"]:

@@ -30,13 +30,22 @@ class GradingEnv:
     course: grading.Course
     isolation: str
 
-    def grade(self, submission: Path, scratch: Path, slot: int = 0) -> dict[str, Any]:
-        """Grade ``submission`` (``slot``: which of several concurrent gradings this is).
+    def grade(
+        self,
+        submission: Path,
+        scratch: Path,
+        slot: int = 0,
+        tasks: tuple[str, ...] | None = None,
+    ) -> dict[str, Any]:
+        """Grade ``submission``.
+
+        ``slot`` says which of several concurrent gradings this is; ``tasks`` grades
+        those tasks only.
 
         Raises:
             grading.SubmissionError: if the submission is missing, empty, or no starter.
         """
-        return grading.grade(self.course, submission, scratch, self.isolation, 60000 + slot)
+        return grading.grade(self.course, submission, scratch, self.isolation, 60000 + slot, tasks)
 
 
 def grading_env(
@@ -83,10 +92,12 @@ def grade(
     cal: Calendar | None = None,
     data_dir: Path | None = None,
     isolation: str | None = None,
+    tasks: tuple[str, ...] | None = None,
 ) -> dict[str, Any]:
     """Grade a student's folder (or a zip of it); return Gradescope's ``results.json``.
 
-    Builds a grading environment for this one submission (see :func:`grading_env`).
+    Builds a grading environment for this one submission (see :func:`grading_env`),
+    calibrated for ``tasks`` only if given (the results then hold those tasks only).
 
     Raises:
         grading.SubmissionError: the submission is missing, empty, or holds no package.
@@ -98,8 +109,13 @@ def grade(
             student, layer_name, Path(tmp) / "look", layer_units(cal.layer(layer_name), cal)
         )
         env = grading_env(
-            layer_name, Path(tmp) / "env", cal=cal, data_dir=data_dir, isolation=isolation
+            layer_name,
+            Path(tmp) / "env",
+            cal=cal,
+            data_dir=data_dir,
+            isolation=isolation,
+            tasks=tasks,
         )
-        res = env.grade(student, Path(tmp) / "scratch")
+        res = env.grade(student, Path(tmp) / "scratch", tasks=tasks)
         sandbox.reap()
         return res
