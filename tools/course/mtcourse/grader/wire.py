@@ -1144,20 +1144,22 @@ class Endpoint:
                     raise self._rebuild_exception(self._incoming(header, buffers))
                 if not isinstance(k, str):
                     raise WireError("a message of no known kind")
-                self._serve_one(k, header, buffers)
+                self._serve_one(k, header, buffers, outermost=False)
         finally:
             self.depth -= 1
             if self.depth == 0:
                 self.scope.clear()
 
-    def _serve_one(self, kind: str, header: dict[str, Any], buffers: list[bytes]) -> None:
+    def _serve_one(
+        self, kind: str, header: dict[str, Any], buffers: list[bytes], outermost: bool
+    ) -> None:
         request = self._incoming(header, buffers)
         if not isinstance(request, tuple):
             raise WireError("a request without arguments")
         payload = list(request)
         # The outermost answer carries every change of the exchange; one to a request
         # made inside it, what the request and the answer reach.
-        full = self.depth == 1
+        full = outermost
         try:
             if kind == "handle":
                 ident, args, kwargs = payload
@@ -1194,7 +1196,7 @@ class Endpoint:
                 raise WireError("a message of no known kind")
             self.depth += 1
             try:
-                self._serve_one(k, header, buffers)
+                self._serve_one(k, header, buffers, outermost=self.depth == 1)
             finally:
                 self.depth -= 1
                 if self.depth == 0:
