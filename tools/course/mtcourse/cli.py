@@ -93,6 +93,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("layer")
     p.add_argument("--task", action="append", default=[], help="only this task (repeatable)")
     p.add_argument("--sample", type=int, help="this many mutants per task, chosen at random")
+    p.add_argument(
+        "--per-function", type=int, help="this many mutants of each graded function (typical ones)"
+    )
+    p.add_argument(
+        "--whole-task",
+        action="store_true",
+        help="grade each mutant with all of its task's runs and show every function's points",
+    )
     p.add_argument("--seed", type=int, default=0, help="the sample's random seed")
     p.add_argument(
         "--first-failure",
@@ -193,6 +201,8 @@ def main(argv: list[str] | None = None) -> int:
                 seed=args.seed,
                 first_failure=args.first_failure,
                 json_out=args.json,
+                per_function=args.per_function,
+                whole_task=args.whole_task,
             )
         if args.command == "autograder":
             zipped = autograder(args.layer, args.out, cal=cal, data_dir=args.data_dir)

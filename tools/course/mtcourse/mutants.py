@@ -39,7 +39,7 @@ import tomllib
 
 from .config import Calendar, load_calendar
 from .grade import grading_env
-from .grader.grading import grade_units
+from .grader.grading import grade_units, unit_names
 from .grader.scoring import PUBLIC_PART
 from .grader.splice import find_units
 from .layers import CourseError, scan_blocks
@@ -290,6 +290,7 @@ class Outcome:
     failed: list[str] = field(default_factory=list)  # the tests that noticed it
     reason: str = ""  # why it is equivalent
     seconds: float = 0.0
+    functions: dict[str, float] = field(default_factory=dict)  # --whole-task: each one's points
 
     def to_json(self, original: str) -> dict[str, Any]:
         """A JSON record of the outcome (``--json``)."""
@@ -309,6 +310,7 @@ class Outcome:
             "reason": self.reason,
             "diff": m.diff(original),
             "seconds": round(self.seconds, 1),
+            "functions": {k: round(v, 2) for k, v in self.functions.items()},
         }
 
 
@@ -316,6 +318,23 @@ def _sample(found: list[Mutant], n: int | None, seed: int) -> list[Mutant]:
     if n is None or n >= len(found):
         return found
     return sorted(random.Random(seed).sample(found, n), key=lambda m: (m.file, m.line))
+
+
+#: The mistakes ``--per-function`` picks first: the ones students make most.
+_TYPICAL = ("operator", "off-by-one", "comparison", "swap", "constant", "drop-keyword", "negate")
+
+
+def _per_function(found: list[Mutant], n: int, unit: dict[str, str]) -> list[Mutant]:
+    """``n`` mutants of each graded function: the most typical mistakes, in file order."""
+
+    def rank(m: Mutant) -> tuple[int, int]:
+        kind = _TYPICAL.index(m.kind) if m.kind in _TYPICAL else len(_TYPICAL)
+        return kind, m.line
+
+    chosen: list[Mutant] = []
+    for key in dict.fromkeys(unit[m.key] for m in found):
+        chosen += sorted((m for m in found if unit[m.key] == key), key=rank)[:n]
+    return sorted(chosen, key=lambda m: (m.file, m.line))
 
 
 def run_mutants(
@@ -328,13 +347,18 @@ def run_mutants(
     json_out: Path | None = None,
     say: Any = print,
     cal: Calendar | None = None,
+    per_function: int | None = None,
+    whole_task: bool = False,
 ) -> int:
     """Grade the mutants of ``layer_name``'s solution blocks; print the table per task.
 
-    ``sample`` takes that many mutants per task (chosen with ``seed``). Returns 0, or 1 if
-    a killed mutant keeps more than half of its function's share (the score formula should
-    make that impossible). Building the grading environment calibrates it: the solution
-    must earn every point there, or this raises.
+    ``sample`` takes that many mutants per task (chosen with ``seed``); ``per_function``
+    that many of each graded function (its most typical mistakes). ``whole_task`` grades
+    each mutant with every run of its task, not its function's only, and prints each
+    function's points: what a wrong function costs the others (nothing, if the grader is
+    fair). Returns 0, or 1 if a killed mutant keeps more than half of its function's share
+    or (``whole_task``) costs another function anything. Building the grading environment
+    calibrates it: the solution must earn every point there, or this raises.
     """
     cal = cal or load_calendar()
     layer = cal.layer(layer_name)
@@ -380,26 +404,34 @@ def run_mutants(
         course = env.course
         calibration = course.calibration()
         units = course.units
+        shown = unit_names(units)
+
+        def names_of(keys: list[str]) -> dict[str, str]:
+            return {k: shown[k] for k in keys}
+
         n = 0
         summary: list[str] = []
         for task in layer.tasks:
             if task.id not in by_task:
                 continue
             found = by_task[task.id]
-            chosen = _sample(found, sample, seed)
             task_units = [u.key for u in units if u.task == task.id]
+            keys = {m.key: _unit_key(m, unit_of, originals) for m in found}
+            if per_function is not None:
+                chosen = _per_function(found, per_function, keys)
+            else:
+                chosen = _sample(found, sample, seed)
             share = task.points / len(task_units)
             plan = calibration["tasks"][task.id]["tests"]
             say(
                 f"\n{task.id} {task.title} ({task.points:g} points): "
                 f"{len(chosen)} of {len(found)} mutants"
             )
-            keys = {m.key: _unit_key(m, unit_of, originals) for m in chosen}
             batch = []
             for n, m in enumerate(chosen):
                 files = dict(originals)
                 files[m.file] = m.source
-                batch.append((f"m{n}", files, {keys[m.key]}))
+                batch.append((f"m{n}", files, set(task_units) if whole_task else {keys[m.key]}))
             t1 = time.perf_counter()
             graded = grade_units(
                 course,
@@ -420,9 +452,12 @@ def run_mutants(
                     equivalent.get((layer.name, m.key)),
                     each,
                     first_failure=first_failure,
+                    units=names_of(task_units) if whole_task else None,
                 )
                 for n, m in enumerate(chosen)
             ]
+            if whole_task:
+                status |= _report_functions(task.points, outcomes, keys, names_of, say)
             shutil.rmtree(root / f"batch-{task.id}", ignore_errors=True)
             status |= _report(task.id, task.points, outcomes, originals, say)
             records += [o.to_json(originals[o.mutant.file]) for o in outcomes]
@@ -436,6 +471,33 @@ def run_mutants(
     if json_out is not None:
         json_out.write_text(json.dumps(records, indent=1) + "\n", encoding="utf-8")
     return status
+
+
+def _report_functions(
+    points: float,
+    outcomes: list[Outcome],
+    keys: dict[str, str],
+    names_of: Any,
+    say: Any,
+) -> int:
+    """Print each function's points of each mutant graded on its whole task.
+
+    Returns 1 if a function the mutant does not change lost anything.
+    """
+    bad = 0
+    say("  each mutant graded with every run of its task (--whole-task):")
+    for o in outcomes:
+        mine = names_of([keys[o.mutant.key]])[keys[o.mutant.key]]
+        others = {n: v for n, v in o.functions.items() if n != mine}
+        lost = {n: v for n, v in others.items() if v < o.share - 0.005}
+        bad |= bool(lost)
+        say(
+            f"  {o.mutant.function} [{o.mutant.kind}] {o.mutant.before} -> {o.mutant.after}: "
+            f"{mine} keeps {o.functions.get(mine, 0.0):.2f} of {o.share:.2f}; the task "
+            f"{sum(o.functions.values()):.2f} of {points:g}; the other functions "
+            + ("lose nothing" if not lost else f"LOSE {lost}")
+        )
+    return int(bad)
 
 
 def _unit_key(m: Mutant, unit_of: dict[tuple[str, int], str], originals: dict[str, str]) -> str:
@@ -476,6 +538,7 @@ def _outcome(
     seconds: float,
     *,
     first_failure: bool,
+    units: dict[str, str] | None = None,
 ) -> Outcome:
     """How the grader took one mutant, from the records of its function's runs.
 
@@ -504,7 +567,20 @@ def _outcome(
         status = "equivalent" if not failed else "killed"
     else:
         status = "killed" if failed else "survived"
-    return Outcome(m, status, kept, exact, share, failed, reason or "", seconds)
+    functions: dict[str, float] = {}
+    if units is not None:  # every function of the task was graded: score each one
+        for k, name in units.items():
+            mine_k = [n for n, keys in plan.items() if k in keys]
+            runs_k = {r["nodeid"]: r["outcome"] == "passed" for r in records if r.get("key") == k}
+            public_k = [n for n in mine_k if not n.startswith("hidden/")]
+            part = PUBLIC_PART * share if public_k else 0.0
+            passed = sum(runs_k.get(n, False) for n in public_k)
+            every = all(runs_k.get(n, False) for n in mine_k) and bool(mine_k)
+            functions[name] = part * (passed / len(public_k) if public_k else 0) + (
+                share - part if every else 0.0
+            )
+        kept, exact = sum(functions.values()), True
+    return Outcome(m, status, kept, exact, share, failed, reason or "", seconds, functions)
 
 
 def _report(
