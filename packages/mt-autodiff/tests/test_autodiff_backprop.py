@@ -154,8 +154,11 @@ def test_requires_grad_toggle():
     assert x.is_constant()
 
 
-def test_hundred_thousand_op_chain_has_no_recursion_error():
-    n = 100_000
+def test_twenty_thousand_op_chain_has_no_recursion_error():
+    # Twenty times Python's recursion limit: a recursive sort or backward pass fails here.
+    # (The grader sends such a graph to the student's code and back: 20,000 nodes keep
+    # that to seconds.)
+    n = 20_000
     x = Scalar(1.0)
     y = x
     for _ in range(n):
