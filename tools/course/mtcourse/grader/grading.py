@@ -797,6 +797,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--course", type=Path, default=None)
     parser.add_argument("--isolation", default=None)
     args = parser.parse_args(argv)
+    # Staff may choose the sandbox on the grading machine (``MTC_ISOLATION``); a
+    # submission cannot set the grader's environment.
+    args.isolation = args.isolation or os.environ.get("MTC_ISOLATION") or None
     root = Path(os.environ.get("AUTOGRADER_ROOT", "/autograder"))
     course = Course(args.course or root / "source" / "course")
     sandbox.become_subreaper()
