@@ -328,7 +328,7 @@ def grader_folder(course: Course, where: Path, source: str = "solution") -> Path
 
 
 def worker_folder(
-    course: Course, submission: Submission | None, where: Path
+    course: Course, submission: Submission | None, where: Path, owner: int | None = None
 ) -> tuple[Path, list[str]]:
     """The worker's copy: the starter with the student's functions.
 
@@ -364,6 +364,12 @@ def worker_folder(
     _support(code, ("_mtcourse_route.py", "_mtcourse_wire.py", "_mtcourse_worker.py"))
     for path in [where, *where.rglob("*")]:
         path.chmod(0o755 if path.is_dir() else 0o644)
+    if owner is not None:
+        # A worker that runs as a user of its own reads its copy, and no other worker
+        # (another student's, graded at the same time) does.
+        for path in [where, *where.rglob("*")]:
+            os.chown(path, owner, owner)
+        where.chmod(0o700)
     return code, notes
 
 
@@ -382,6 +388,11 @@ def _task_tests(spec: GradeSpec, task: str, survey: list[dict[str, Any]]) -> dic
         if r["used"]:
             out[r["nodeid"]] = r["used"]
     return out
+
+
+def _owner(mode: str, uid: int) -> int | None:
+    """The owner of a worker's copy: its user where it runs as one (``user``), else none."""
+    return uid if mode == "user" and os.geteuid() == 0 else None
 
 
 def _err(record: dict[str, Any]) -> dict[str, Any]:
@@ -554,7 +565,7 @@ def calibrate(
         "machine": platform.processor() or platform.machine(),
         "tasks": {},
     }
-    code, _ = worker_folder(course, None, public / "worker")
+    code, _ = worker_folder(course, None, public / "worker", _owner(mode, 60000))
     problems = []
     path = course.root / "calibration.json"
     if tasks is not None and path.is_file():
@@ -646,7 +657,7 @@ def grade(
     t0 = time.monotonic()
     private, public = _scratch(scratch)
     sub = find_submission(submission, spec.layer, private / "submission", units)
-    code, notes = worker_folder(course, sub, public / "worker")
+    code, notes = worker_folder(course, sub, public / "worker", _owner(mode, uid))
     notes = sub.notes + notes
     folders = _grader_folders(course)
     names = unit_names(units)
@@ -685,6 +696,9 @@ def grade(
             "full" if tid in spec.training_tasks and "full" in folders else "solution"
         ]
         records, _ = run_harness(course, tid, config, tfolder, private, budget)
+        # What the worker kept of this task's (hidden) tests must not reach the next task's
+        # worker, which runs as the same user.
+        shutil.rmtree(home, ignore_errors=True)
         error = None
         if not any("finished" in r for r in records):
             error = (
@@ -727,7 +741,9 @@ def grade_units(
     folders = _grader_folders(course)
     codes = {}
     for ident, files, _ in batch:
-        codes[ident], _ = worker_folder(course, Submission(dict(files), []), public / f"w-{ident}")
+        codes[ident], _ = worker_folder(
+            course, Submission(dict(files), []), public / f"w-{ident}", _owner(mode, uid)
+        )
     out: dict[str, list[dict[str, Any]]] = {ident: [] for ident, _, _ in batch}
     for tid, _title, _points in spec.tasks:
         task_units = [u.key for u in units if u.task == tid]
