@@ -79,6 +79,9 @@ class Layer:
     """Graded functions whose answer depends on their arguments alone (``file:name`` ->
     the positions of the arguments they write into): the grader's worker remembers the
     course's answers to them instead of asking again (a kernel calls them per element)."""
+    whole: tuple[str, ...] = ()
+    """Tasks graded on the student's whole copy of the layer at once (training a network of
+    Scalars: one function at a time, each scalar operation would cross the sandbox)."""
 
     @property
     def package(self) -> str:
@@ -243,8 +246,13 @@ def load_calendar(path: Path = REPO / "course.toml") -> Calendar:
             {str(k): tuple(map(str, v)) for k, v in raw["uses"].items()} if "uses" in raw else None,
         )
         layer = replace(
-            layer, pure={str(k): tuple(int(i) for i in v) for k, v in raw.get("pure", {}).items()}
+            layer,
+            pure={str(k): tuple(int(i) for i in v) for k, v in raw.get("pure", {}).items()},
+            whole=tuple(str(t) for t in raw.get("whole", ())),
         )
+        for tid in layer.whole:
+            if tid not in layer.task_ids:
+                raise CalendarError(f"layers.{name}.whole: {tid} is not a task of {name}")
         for tid, used in (layer.uses or {}).items():
             for t in (tid, *used):
                 if t not in layer.task_ids and t not in layer.needs:

@@ -69,6 +69,21 @@ def test_a_test_of_two_functions_fails_only_for_the_one_that_is_wrong():
     assert total(task_entries(plan(tests), records, 65536)) == 5
 
 
+def test_a_whole_run_counts_for_every_function_and_names_no_single_one():
+    # A ``whole`` task's test runs once on all of the student's code: its outcome counts for
+    # each function it uses, and the feedback blames no function in particular.
+    tests = {"tests/t.py::test_trains": ("f", "g")}
+    records = [
+        {**run("tests/t.py::test_trains", k, "failed", "labels 29 of 50"), "whole": True}
+        for k in ("f", "g")
+    ]
+    es = task_entries(plan(tests), records, 65536)
+    public = es[0]
+    assert total(es) == 0
+    assert public["output"].count("FAILED tests/t.py::test_trains") == 1
+    assert "(with your code, all of it)" in public["output"]
+
+
 def test_the_maximum_of_each_entry_does_not_depend_on_the_submission():
     tests = {"tests/t.py::a": ("f",), "tests/t.py::b": ("g",), "hidden/t.py::c": ("f", "g")}
     everything = [run(n, k) for n, keys in tests.items() for k in keys]

@@ -287,3 +287,20 @@ def test_the_graded_package_gets_the_layers_entry_points(tmp_path):
     assert {(ep.group, ep.name, ep.value) for ep in dist.entry_points} == {
         (g, n, v) for g, entries in declared.items() for n, v in entries.items()
     }
+
+
+def test_calendar_refuses_a_whole_task_the_layer_does_not_have(tmp_path):
+    text = (load_calendar.__globals__["REPO"] / "course.toml").read_text()
+    bad = text.replace('whole = ["task1_5"]', 'whole = ["task2_5"]')
+    assert bad != text
+    (tmp_path / "course.toml").write_text(bad)
+    with pytest.raises(CalendarError, match="whole: task2_5 is not a task of autodiff"):
+        load_calendar(tmp_path / "course.toml")
+
+
+def test_the_autodiff_readme_says_training_runs_on_the_whole_layer(tmp_path):
+    assign("autodiff", tmp_path / "a", cal=load_calendar(), wheels=False)
+    readme = (tmp_path / "a" / "README.md").read_text()
+    assert "Except task 1.5:" in " ".join(readme.split())
+    assign("operators", tmp_path / "o", cal=load_calendar(), wheels=False)
+    assert "Except task" not in (tmp_path / "o" / "README.md").read_text()

@@ -66,6 +66,7 @@ def grade_spec(layer: Layer, cal: Calendar) -> GradeSpec:
         tuple(sorted(layer.test_env.items())),
         OPAQUE,
         tuple(sorted(layer.pure.items())),
+        layer.whole,
     )
 
 

@@ -83,6 +83,7 @@ class GradeSpec:
     test_env: tuple[tuple[str, str], ...] = ()
     opaque: tuple[str, ...] = ()  # classes that cross as handles (autograd histories)
     pure: tuple[tuple[str, tuple[int, ...]], ...] = ()  # (key, written arguments)
+    whole: tuple[str, ...] = ()  # tasks graded on the student's whole copy at once
 
     def to_json(self) -> str:
         """The spec as JSON (``spec.json``)."""
@@ -105,6 +106,7 @@ class GradeSpec:
             tuple((k, v) for k, v in d.get("test_env", ())),
             tuple(d.get("opaque", ())),
             tuple((k, tuple(v)) for k, v in d.get("pure", ())),
+            tuple(d.get("whole", ())),
         )
 
 
@@ -506,6 +508,13 @@ def _opaque(spec: GradeSpec) -> list[str]:
     return list(spec.opaque)
 
 
+def _whole(spec: GradeSpec, tid: str) -> dict[str, Any]:
+    """The harness's settings of a task graded on the student's whole copy, if it is one."""
+    if tid not in spec.whole:
+        return {}
+    return {"whole": True, "scripts": [f"mt_examples.{Path(s).stem}" for s in spec.scripts]}
+
+
 def _scratch(scratch: Path) -> tuple[Path, Path]:
     """Two folders: one only this user reads, one the worker's user reads too.
 
@@ -604,6 +613,7 @@ def calibrate(
             "units": task_units,
             "all_units": [u.key for u in units],
             "opaque": _opaque(spec),
+            **_whole(spec, tid),
             "limits": {},
             "default_limit": [600.0, 1800.0],
             "worker": _worker_spec(course, code, home, mode, 60000, private / f"{tid}.log"),
@@ -682,6 +692,7 @@ def grade(
             "units": task_units,
             "all_units": [u.key for u in units],
             "opaque": _opaque(spec),
+            **_whole(spec, tid),
             "limits": limits,
             "default_limit": [MIN_CPU * 3, MIN_WALL * 3],
             "worker": _worker_spec(course, code, home, mode, uid, private / f"{tid}.log"),
@@ -774,6 +785,7 @@ def grade_units(
             "units": task_units,
             "all_units": [u.key for u in units],
             "opaque": _opaque(spec),
+            **_whole(spec, tid),
             "limits": _limits(task_cal["runs"]),
             "default_limit": [MIN_CPU * 3, MIN_WALL * 3],
             "worker": entries[0]["worker"],

@@ -11,6 +11,12 @@ the JSON file ``$MTC_HARNESS`` (written by ``grading.py``):
   before hidden ones, so what the worker saw of a hidden test's inputs can only reach the
   feedback of hidden tests (which shows their names only).
 
+  A task marked ``whole`` (training a network of scalars: sent one operation at a time,
+  its millions of operations would take hours) runs each test once with *every* graded
+  function the student's (``route.EVERY``): the training scripts' ``main`` runs in the
+  worker, on the student's copy alone, and the outcome counts for each function the test
+  uses.
+
 Each run's outcome goes to the file ``out`` as a JSON line, written by this process only;
 the worker cannot reach it. A run that the worker cannot finish within its CPU time (or
 its wall-clock time), a worker that dies, or a message that is not valid plain data fails
@@ -357,8 +363,7 @@ def pytest_runtestloop(session: pytest.Session) -> bool | None:
         for n, item in enumerate(mine):
             nextitem = mine[n + 1] if n + 1 < len(mine) else None
             item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
-            for key in [k for k in plan[item.nodeid] if k in only]:
-                record = _graded_run(item, nextitem, key, fresh=True)
+            for record in _graded_runs(item, nextitem, [k for k in plan[item.nodeid] if k in only]):
                 record["batch"] = entry["id"]
                 _out(record)
                 if record["outcome"] != "passed" and _CONFIG.get("first_failure"):
@@ -398,8 +403,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     only = _CONFIG.get("only")
     if only is not None:
         keys = [k for k in keys if k in only]
-    for i, key in enumerate(keys):
-        record = _graded_run(item, nextitem, key, fresh=i > 0)
+    for record in _graded_runs(item, nextitem, keys):
         _out(record)
         if record["outcome"] != "passed" and _CONFIG.get("first_failure"):
             item.session.shouldstop = "the first failure was all that was asked for"
@@ -407,8 +411,50 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     return True
 
 
+def _graded_runs(
+    item: pytest.Item, nextitem: pytest.Item | None, keys: list[str]
+) -> Generator[dict[str, Any], None, None]:
+    """The records of ``item``'s runs for ``keys``: one run each, or one for all (whole)."""
+    if _CONFIG.get("whole") and keys:
+        with _scripts_in_worker():
+            record = _graded_run(item, nextitem, route.EVERY, fresh=True, keys=keys)
+        for key in keys:
+            yield {**record, "key": key, "whole": True}
+        return
+    for key in keys:
+        yield _graded_run(item, nextitem, key, fresh=True)
+
+
+@contextlib.contextmanager
+def _scripts_in_worker() -> Generator[None, None, None]:
+    """While it lasts, each training script's ``main`` trains in the worker."""
+    import importlib
+
+    saved = []
+    for name in _CONFIG.get("scripts", ()):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+
+        def main(argv: list[str] | None = None, _name: str = name) -> Any:
+            return _STATE["endpoint"].request("main", _name, list(argv or []))
+
+        saved.append((module, getattr(module, "main", None)))
+        setattr(module, "main", main)  # noqa: B010 (a module attribute the checker cannot see)
+    try:
+        yield
+    finally:
+        for module, original in saved:
+            setattr(module, "main", original)  # noqa: B010
+
+
 def _graded_run(
-    item: pytest.Item, nextitem: pytest.Item | None, key: str, fresh: bool
+    item: pytest.Item,
+    nextitem: pytest.Item | None,
+    key: str,
+    fresh: bool,
+    keys: list[str] | None = None,
 ) -> dict[str, Any]:
     record: dict[str, Any] = {"nodeid": item.nodeid, "key": key}
     if _TIMEOUTS.get(key, 0) >= 2:
@@ -422,7 +468,13 @@ def _graded_run(
             ),
         )
         return record
-    limits = _CONFIG["limits"].get(f"{item.nodeid} {key}", _CONFIG["default_limit"])
+    limits = max(
+        (
+            _CONFIG["limits"].get(f"{item.nodeid} {k}", _CONFIG["default_limit"])
+            for k in keys or [key]
+        ),
+        key=lambda limit: float(limit[0]),
+    )
     _STATE.update(event=None, event_message="")
     t0 = time.monotonic()
     cpu = 0.0

@@ -25,7 +25,11 @@ SIDE = "local"
 """``"T"`` (the grader's tests), ``"U"`` (the worker) or ``"local"`` (no channel)."""
 
 ACTIVE: str | None = None
-"""The key of the function being graded in this run, if any."""
+"""The key of the function being graded in this run, if any; ``EVERY`` grades the
+student's whole copy at once (a training task of a layer whose objects are scalars)."""
+
+EVERY = "*"
+"""``ACTIVE`` for a run in which every graded function is the student's."""
 
 ENDPOINT: Any = None
 """The channel (``wire.Endpoint``), once connected."""
@@ -121,7 +125,7 @@ def broken(qualname: str, error: BaseException) -> Callable[..., Any]:
 def call(key: str, impl: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """Run ``key``'s function here or on the other side, as this run wants."""
     if SIDE == "U":
-        if key == ACTIVE:
+        if key == ACTIVE or ACTIVE == EVERY:
             return impl(*args, **kwargs)
         outputs = PURE.get(key)
         if outputs is not None and not kwargs:
@@ -129,7 +133,7 @@ def call(key: str, impl: Callable[..., Any], args: tuple[Any, ...], kwargs: dict
         return ENDPOINT.request("call", key, args, kwargs)
     if USED is not None:
         USED.add(key)
-    if ENDPOINT is not None and key == ACTIVE:
+    if ENDPOINT is not None and (key == ACTIVE or ACTIVE == EVERY):
         return ENDPOINT.request("call", key, args, kwargs)
     return impl(*args, **kwargs)
 
@@ -189,7 +193,7 @@ def call_product(p: Product, args: tuple[Any, ...], kwargs: dict[str, Any]) -> A
     """Call what the factory ``p.key`` made for ``p.fargs`` (see :class:`Product`)."""
     key = p.key
     if SIDE == "U":
-        if key != ACTIVE:
+        if key != ACTIVE and ACTIVE != EVERY:
             return ENDPOINT.request("product", key, p.fargs, p.fkwargs, args, kwargs)
         ck = _cache_key(key, p.fargs, p.fkwargs)
         found = _PRODUCTS.get(ck)
@@ -198,7 +202,7 @@ def call_product(p: Product, args: tuple[Any, ...], kwargs: dict[str, Any]) -> A
         return found[1](*args, **kwargs)
     if USED is not None:
         USED.add(key)
-    if ENDPOINT is not None and key == ACTIVE:
+    if ENDPOINT is not None and (key == ACTIVE or ACTIVE == EVERY):
         return ENDPOINT.request("product", key, p.fargs, p.fkwargs, args, kwargs)
     try:
         built = p._built

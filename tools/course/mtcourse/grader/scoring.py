@@ -123,7 +123,9 @@ def task_entries(
                     "message": "the tests stopped before this one ran",
                     "notes": [],
                 }
-                line = short_hidden(n, shown, err) if _hidden(n) else short(n, shown, err)
+                # A run of a ``whole`` task ran all of the student's code at once.
+                who = "code, all of it" if (r or {}).get("whole") else shown
+                line = short_hidden(n, who, err) if _hidden(n) else short(n, who, err)
                 (hidden_fail if _hidden(n) else public_fail).append(line)
         public = [ok for n, ok in zip(runs, passed, strict=True) if not _hidden(n)]
         part = PUBLIC_PART * share if public else 0.0

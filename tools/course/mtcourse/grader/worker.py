@@ -4,7 +4,8 @@ Started by the grader's test process inside the sandbox (``sandbox.py``), with t
 channel's socket as file descriptor ``MTC_FD``. It imports the layer from its own folder:
 the starter with the student's functions (``splice.worker_copy``), every other graded
 function routed back to the grader. It then answers the grader's requests (``active``:
-which function this run grades; ``call``/``product``: run it) with plain data, and never
+which function this run grades, or ``*``: all of them; ``call``/``product``: run it;
+``main``: train with a training script, all of it the student's) with plain data, and never
 writes anything the grader reads: all it can say goes through the channel, and the
 grader decides what its answers are worth.
 """
@@ -45,10 +46,16 @@ def main() -> int:
     def serve(kind: str, payload: list[Any]) -> Any:
         if kind == "active":
             (key,) = payload
-            if key is not None:
+            if key is not None and key != route.EVERY:
                 importlib.import_module(_module_of(key, layer))
             route.ACTIVE = key
             return None
+        if kind == "main" and route.ACTIVE == route.EVERY:
+            # A whole training run on the student's copy: ``mt_examples.<script>.main``.
+            module, argv = payload
+            if not isinstance(module, str) or not module.startswith("mt_examples."):
+                raise LookupError(f"no training script {module!r}")
+            return importlib.import_module(module).main(list(argv))
         if kind in ("call", "product"):
             key = payload[0]
             if key not in route.REGISTRY:

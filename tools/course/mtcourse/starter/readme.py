@@ -165,8 +165,10 @@ def student_readme(
         "own objects), under limits on time, memory, processes, output and disk.\n\n"
         "Each function is graded on its own: in each of its tests, every other function "
         "(of this task and the others) is the course's solution, so a wrong function costs "
-        "only its own points. A task's points are split equally among the functions you "
-        "write for it, and each function is graded by the tests that use it:\n\n"
+        "only its own points."
+        + _whole_readme(layer)
+        + " A task's points are split equally among the functions you write for it, and "
+        "each function is graded by the tests that use it:\n\n"
         "```\n"
         "share    = task points / number of functions\n"
         f"function = share * ({PUBLIC_PART:g} * public tests of it passed / its public tests\n"
@@ -180,6 +182,18 @@ def student_readme(
         "test's assertion and its values; the hidden tests (their names, not their inputs) "
         "are shown when the grades are published.\n"
         f"{_training_readme(layer, cal)}"
+    )
+
+
+def _whole_readme(layer: Layer) -> str:
+    """The README's sentence on the tasks graded on the student's whole layer, if any."""
+    if not layer.whole:
+        return ""
+    tasks = " and ".join(f"task {task_number(t)}" for t in layer.whole)
+    return (
+        f" Except {tasks}: a network of Scalars trains with millions of scalar operations, "
+        "too many to send one by one between two processes, so it trains on your own copy "
+        "of the whole layer, and a mistake in the other tasks can cost it too."
     )
 
 
