@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from minitorch.autodiff import Context, GraphNode, is_grad_enabled, no_grad
+from minitorch.autodiff import Context, FunctionBase, GraphNode, is_grad_enabled, no_grad
 
 from .graph import node_name
 from .tensor_data import TensorData
@@ -122,7 +122,7 @@ def _const(like: Tensor, value: float, shape: tuple[int, ...] = (1,)) -> Tensor:
     return type(like)._constant(TensorData._fresh(storage, shape, 1), backend)
 
 
-class Function:
+class Function(FunctionBase):
     """A differentiable operation on Tensors.
 
     Subclasses define ``forward(ctx, *args)`` with the backend primitives (``t.backend``)
@@ -146,12 +146,6 @@ class Function:
     def backward(ctx: Context, grad_output: Tensor) -> Tensor | tuple[Tensor | None, ...]:
         """Return the gradient of each tensor input."""
         raise NotImplementedError
-
-    @classmethod
-    def derivatives(cls, ctx: Context, grad_output: Tensor) -> tuple[Tensor | None, ...]:
-        """Run ``backward`` and return its gradients as a tuple (one per tensor input)."""
-        g = cls.backward(ctx, grad_output)
-        return g if isinstance(g, tuple) else (g,)
 
     @classmethod
     def apply(cls, *vals: Any) -> Tensor:
