@@ -11,7 +11,16 @@ from typing import Any
 from minitorch.autodiff import no_grad
 
 from .__about__ import __version__
-from .creation import from_numpy, grad_central_difference, grad_check, ones, rand, tensor, zeros
+from .autograd import (
+    AccumulateGrad,
+    Function,
+    History,
+    Node,
+    RemovableHandle,
+    grad_central_difference,
+    grad_check,
+)
+from .creation import from_numpy, ones, rand, tensor, zeros
 from .functions import (
     EQ,
     GT,
@@ -22,8 +31,6 @@ from .functions import (
     Copy,
     Div,
     Exp,
-    Function,
-    History,
     Index,
     IndexRows,
     Inv,
@@ -44,7 +51,6 @@ from .functions import (
     is_max,
     max_mask,
 )
-from .graph import AccumulateGrad, Node, RemovableHandle
 from .tensor import CallableBool, MaxResult, NumelSize, Size, Tensor
 from .tensor_data import (
     MAX_DIMS,

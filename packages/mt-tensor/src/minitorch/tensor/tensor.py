@@ -10,7 +10,6 @@ from __future__ import annotations
 import builtins
 import copy
 import numbers
-import threading
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from math import prod
@@ -19,9 +18,12 @@ from typing import Any, NamedTuple, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
-from minitorch.autodiff import GraphNode, backpropagate, is_grad_enabled, no_grad
+from minitorch.autodiff import GraphNode, is_grad_enabled
 from minitorch.operators import Parameter
 
+from .autograd import History, Node, RemovableHandle, engine
+from .autograd.errors import NON_LEAF_GRAD
+from .autograd.graph import grad_fn_of, node_name
 from .functions import (
     EQ,
     GT,
@@ -32,7 +34,6 @@ from .functions import (
     Copy,
     Div,
     Exp,
-    History,
     Index,
     IndexRows,
     Inv,
@@ -50,19 +51,8 @@ from .functions import (
     Sqrt,
     Sum,
     View,
-    _const,
     _row,
     max_mask,
-)
-from .graph import (
-    BACKWARD,
-    FREED_GRAPH,
-    LEAF_IN_PLACE,
-    NON_LEAF_GRAD,
-    Node,
-    RemovableHandle,
-    grad_fn_of,
-    node_name,
 )
 from .tensor_data import (
     IndexingError,
@@ -75,11 +65,12 @@ from .tensor_data import (
     check_dim,
     check_reduction_dim,
     check_shape,
-    shape_broadcast,
+    short_repr,
 )
 from .tensor_ops import (
     SimpleBackend,
     TensorBackend,
+    _const,
     check_same_device,
     expand,
     get_default_backend,
@@ -147,10 +138,6 @@ class CallableBool(int):
 
 _TRUE = CallableBool(1)
 _FALSE = CallableBool(0)
-
-
-_ACCUMULATE = threading.Lock()
-"""Held while a gradient is added into a ``grad`` (``Tensor._store_grad``)."""
 
 
 class MaxResult(NamedTuple):
@@ -399,11 +386,7 @@ class Tensor(GraphNode):
         Raises:
             RuntimeError: on a tensor that does not require grad.
         """
-        h = self.history
-        if h is None:
-            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        if h.last_fn is not None:
-            h.retains_grad = True
+        engine.retain_grad(self)
 
     def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
         """Call ``hook(grad)`` each time this tensor's gradient is computed.
@@ -419,14 +402,7 @@ class Tensor(GraphNode):
             RuntimeError: on a tensor that does not require grad (as PyTorch).
             TypeError: if ``hook`` is not callable.
         """
-        if not callable(hook):
-            raise TypeError(f"register_hook needs a callable, got {type(hook).__name__}")
-        h = self.history
-        if h is None:
-            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        if h.hooks is None:
-            h.hooks = {}
-        return RemovableHandle(h.hooks, hook)
+        return engine.register_hook(self, hook)
 
     def detach(self) -> Tensor:
         """Return a constant tensor sharing this tensor's storage (and version counter)."""
@@ -447,108 +423,14 @@ class Tensor(GraphNode):
         self._tensor = value.to(self.backend)._tensor
 
     # ------------------------------------------------------------------ the Variable protocol
-    # unique_id, is_constant and parents come from GraphNode.
+    # unique_id, is_constant and parents come from GraphNode; the engine does the rest.
     def chain_rule(self, d_output: Tensor) -> Iterable[builtins.tuple[Tensor, Tensor]]:
-        """Return ``(input, gradient)`` for each non-constant input, summed to its shape.
-
-        This tensor's hooks see ``d_output`` first (and may replace it); a tensor that
-        retains its gradient adds it to ``grad``. Unless the running ``backward`` keeps the
-        graph (``retain_graph=True``), the function's saved values are then freed.
-
-        Raises:
-            RuntimeError: if a tensor the function saved was written in place since, or if
-                the saved values were freed by an earlier backward pass.
-        """
-        h = self.history
-        if h is None:
-            return []
-        if h.hooks is not None or h.retains_grad:
-            d_output = self._hooked(h, d_output)
-        if h.freed:
-            raise RuntimeError(f"{FREED_GRAPH} ({node_name(h.last_fn) if h.last_fn else '?'})")
-        if h.saved_versions:
-            h.check_saved_versions()
-        pairs = [
-            (x, g if g._tensor.shape == x._tensor.shape else x._reduce_to_shape(g))
-            for x, g in self._input_derivatives(d_output)
-            if x.history is not None  # a constant's gradient would be summed for nothing
-        ]
-        if h.saved_versions and not BACKWARD.retain_graph:
-            h.free()
-        return pairs
-
-    def _hooked(self, h: History, grad: Tensor) -> Tensor:
-        """Run this tensor's hooks on ``grad``; keep the result in ``grad`` if retained."""
-        if h.hooks:
-            for hook in list(h.hooks.values()):
-                new = hook(grad)
-                if new is not None:
-                    if not isinstance(new, Tensor) or new.shape != grad.shape:
-                        raise RuntimeError(
-                            f"hook {getattr(hook, '__name__', hook)!r} returned "
-                            f"{_short(new)}; a hook must return None or a Tensor of the "
-                            f"gradient's shape {grad.shape}"
-                        )
-                    grad = new
-        if h.retains_grad and h.last_fn is not None:
-            self._store_grad(grad)
-        return grad
-
-    def _store_grad(self, grad: Tensor) -> None:
-        """Add ``grad`` to ``self.grad``, storing a private copy the first time.
-
-        A gradient tensor the engine hands to two tensors (``a + b`` gives both the same
-        one), a broadcast view, or the caller's ``backward(g)`` is copied, so that writing
-        into one ``.grad`` in place never changes another. The read and the write of
-        ``grad`` hold a lock, as PyTorch's ``AccumulateGrad`` does, so backward passes run
-        in several threads into one shared leaf lose no update.
-        """
-        if grad.backend is not self.backend:  # from an operation on another host backend
-            grad = Tensor(grad._tensor, backend=self.backend)
-        with _ACCUMULATE:  # backward passes in several threads may reach one leaf
-            if self._grad is not None:
-                self._grad = self.backend.add_zip(self._grad, grad)
-                return
-            claimed = BACKWARD.claimed
-            if not grad._tensor.is_contiguous() or (claimed is not None and id(grad) in claimed):
-                grad = self.backend.id_map(grad)
-            if claimed is not None:
-                claimed.add(id(grad))
-            self._grad = grad
+        """Return ``(input, gradient)`` for each input that needs one, summed to its shape."""
+        return engine.chain_rule(self, d_output)
 
     def accumulate_derivative(self, x: Tensor) -> None:
-        """Add ``x`` to this leaf's ``grad`` (after the leaf's hooks, if any).
-
-        Raises:
-            RuntimeError: on a tensor that is not a leaf requiring grad.
-        """
-        h = self.history
-        if h is None or h.last_fn is not None:
-            raise RuntimeError("only leaf tensors that require grad accumulate a gradient")
-        if x.shape != self.shape:
-            x = self._reduce_to_shape(x)
-        if h.hooks:
-            x = self._hooked(h, x)
-        self._store_grad(x)
-
-    def _reduce_to_shape(self, grad: Tensor) -> Tensor:
-        """Sum a gradient of a broadcast shape back to this tensor's shape."""
-        if grad.shape == self.shape:
-            return grad
-        shape_broadcast(self.shape, grad.shape)  # raises if they are unrelated
-        extra = grad.dims - self.dims
-        if extra < 0:
-            if grad.numel() != self.numel():
-                raise RuntimeError(f"gradient of shape {grad.shape} does not fit {self.shape}")
-            return grad.contiguous().view(*self.shape)
-        out = grad
-        for dim in range(grad.dims):
-            own = self.shape[dim - extra] if dim >= extra else 1
-            if own == 1 and grad.shape[dim] != 1:
-                out = self.backend.add_reduce(out, dim)
-        if out.numel() != self.numel():
-            raise RuntimeError(f"gradient of shape {grad.shape} does not fit {self.shape}")
-        return out.contiguous().view(*self.shape) if out.shape != self.shape else out
+        """Add ``x`` to this leaf's ``grad`` (after the leaf's hooks, if any)."""
+        engine.accumulate_derivative(self, x)
 
     def backward(
         self, grad_output: Tensor | float | None = None, retain_graph: bool | None = None
@@ -574,40 +456,7 @@ class Tensor(GraphNode):
             IndexingError: naming both shapes, if ``grad_output`` neither has this tensor's
                 shape nor broadcasts to it.
         """
-        if self.is_constant():
-            raise RuntimeError(
-                "backward() on a tensor that does not require grad (no history): create "
-                "inputs with requires_grad=True"
-            )
-        if grad_output is not None and not isinstance(grad_output, (Tensor, numbers.Real)):
-            raise TypeError(
-                "backward(): grad_output must be a Tensor or a real number, got "
-                f"{type(grad_output).__name__} {_short(grad_output)}"
-            )
-        if grad_output is None:
-            if self.numel() != 1:
-                raise RuntimeError(
-                    f"backward() on a tensor of shape {self.shape} needs a gradient argument;"
-                    " gradients can be created implicitly only for one-element outputs"
-                )
-            grad = _const(self, 1.0, self.shape)
-        else:
-            grad = self._ensure_tensor(grad_output)
-            if grad.shape != self.shape:
-                if not broadcasts_to(grad.shape, self.shape):
-                    raise IndexingError(
-                        f"backward(): the gradient of shape {grad.shape} does not match the "
-                        f"output's shape {self.shape} (it must equal it or broadcast to it)"
-                    )
-                grad = expand(grad, self.shape)
-        state = BACKWARD
-        outer = state.retain_graph, state.claimed  # a hook may run a backward of its own
-        state.retain_graph, state.claimed = bool(retain_graph), {id(grad)}
-        try:
-            with no_grad():
-                backpropagate(self, grad)
-        finally:
-            state.retain_graph, state.claimed = outer
+        engine.backward(self, grad_output, retain_graph)
 
     def zero_grad_(self) -> None:
         """Forget the accumulated gradient."""
@@ -836,28 +685,9 @@ class Tensor(GraphNode):
         return self._tensor.is_contiguous()
 
     # ------------------------------------------------------------------ in-place writes
-    def _check_in_place(self, op: str) -> None:
-        """Refuse an in-place write the graph cannot record (outside ``no_grad``).
-
-        Raises:
-            RuntimeError: on a leaf that requires grad (PyTorch's message), or on a tensor
-                made by a recorded operation.
-        """
-        h = self.history
-        if h is None or not is_grad_enabled():
-            return
-        if h.last_fn is None:
-            raise RuntimeError(f"{op}: {LEAF_IN_PLACE}")
-        raise RuntimeError(
-            f"{op} on a tensor made by an operation that records a gradient (grad_fn="
-            f"{node_name(h.last_fn)}): MiniTorch's graph links tensors, not nodes, so it "
-            "cannot record an in-place change (PyTorch can); write under no_grad() or "
-            "use an out-of-place operation"
-        )
-
     def _write(self, op: str, src: Tensor) -> Tensor:
         """Write ``src`` (broadcast to this shape) into this tensor in place; return self."""
-        self._check_in_place(op)
+        engine.check_in_place(self, op)
         self.backend.id_map(src, self)  # an in-place write: map bumps the version
         return self
 
@@ -876,7 +706,7 @@ class Tensor(GraphNode):
                     f"fill_ takes a number or a one-element tensor, got shape {value.shape}"
                 )
             if value.history is not None and is_grad_enabled():
-                self._check_in_place("fill_")  # raises if self requires grad
+                engine.check_in_place(self, "fill_")  # raises if self requires grad
                 raise RuntimeError(
                     "fill_ with a tensor that requires grad outside no_grad(): MiniTorch "
                     "cannot record the fill in the graph (PyTorch records FillBackward); use "
@@ -902,9 +732,9 @@ class Tensor(GraphNode):
                 that does (the copy would not be recorded).
         """
         if not isinstance(src, Tensor):
-            raise TypeError(f"copy_ takes a Tensor, got {type(src).__name__} {_short(src)}")
+            raise TypeError(f"copy_ takes a Tensor, got {type(src).__name__} {short_repr(src)}")
         if src.history is not None and is_grad_enabled():
-            self._check_in_place("copy_")  # raises if self requires grad
+            engine.check_in_place(self, "copy_")  # raises if self requires grad
             raise RuntimeError(
                 "copy_ from a tensor that requires grad outside no_grad(): MiniTorch cannot "
                 "record the copy in the graph; use src.detach() or an out-of-place operation"
@@ -944,7 +774,7 @@ class Tensor(GraphNode):
         return self._from_numpy_("normal_", rng.normal(float(mean), float(std), self.numel()))
 
     def _from_numpy_(self, op: str, values: npt.NDArray[np.float64]) -> Tensor:
-        self._check_in_place(op)  # before the values are drawn and moved
+        engine.check_in_place(self, op)  # before the values are drawn and moved
         src = Tensor(TensorData(values, self.shape), backend=self.backend)
         return self._write(op, src)
 
@@ -1000,10 +830,10 @@ class Tensor(GraphNode):
         if not isinstance(val, (Tensor, numbers.Real)):
             raise TypeError(
                 f"tensor[{key!r}] = value: the value must be a real number or a Tensor, got "
-                f"{type(val).__name__} {_short(val)}"
+                f"{type(val).__name__} {short_repr(val)}"
             )
         rows = _index_rows(key, self.shape)
-        self._check_in_place("tensor[...] = value")
+        engine.check_in_place(self, "tensor[...] = value")
         if rows is not None:
             self._set_rows(key, rows, self._ensure_tensor(val))
             return
@@ -1165,17 +995,11 @@ def _rng(seed: int | np.random.Generator | None) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
-def _short(value: object) -> str:
-    """``repr(value)`` cut to one short line, for error messages."""
-    text = " ".join(repr(value).split())
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
 def _matmul_operand(b: object, side: str) -> str:
     """The message for ``@`` with an operand that is not a Tensor (TypeError, as PyTorch)."""
     hint = "; to scale a tensor use *" if isinstance(b, numbers.Real) else ""
     return (
-        f"@ (matmul) needs two Tensors, got {type(b).__name__} {_short(b)} as the {side} "
+        f"@ (matmul) needs two Tensors, got {type(b).__name__} {short_repr(b)} as the {side} "
         f"operand{hint}"
     )
 

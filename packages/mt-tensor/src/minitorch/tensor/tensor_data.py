@@ -38,6 +38,7 @@ __all__ = [
     "index_to_position",
     "is_contiguous_layout",
     "shape_broadcast",
+    "short_repr",
     "strides_from_shape",
     "to_index",
 ]
@@ -51,6 +52,12 @@ _MAX_NUMEL = np.iinfo(np.intp).max // 8
 
 class IndexingError(IndexError):
     """An index, shape or stride that does not fit the tensor it is used with."""
+
+
+def short_repr(value: object) -> str:
+    """``repr(value)`` cut to one short line, for error messages."""
+    text = " ".join(repr(value).split())
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 Storage: TypeAlias = Any

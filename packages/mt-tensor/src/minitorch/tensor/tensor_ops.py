@@ -273,6 +273,21 @@ def _output(like: Tensor, shape: tuple[int, ...]) -> Tensor:
     return type(like)._constant(td, backend)
 
 
+def _like(t: Tensor, td: TensorData) -> Tensor:
+    """A constant tensor (of ``t``'s class) over ``td``, a view of ``t``'s storage."""
+    return type(t)._constant(td, t.backend)
+
+
+def _const(like: Tensor, value: float, shape: tuple[int, ...] = (1,)) -> Tensor:
+    """A one-element constant on ``like``'s backend (it broadcasts against anything).
+
+    ``shape`` is any shape of one element: ``(1,)``, ``()``, ``(1, 1)``...
+    """
+    backend = like.backend
+    storage = backend.ops.storage_from_numpy(np.full(1, float(value)))
+    return type(like)._constant(TensorData._fresh(storage, shape, 1), backend)
+
+
 def expand(t: Tensor, shape: tuple[int, ...]) -> Tensor:
     """A contiguous constant copy of ``t`` broadcast to ``shape`` (one ``id_map``)."""
     return t.backend.id_map(t, _output(t, shape))  # id_map writes every element

@@ -32,7 +32,8 @@ from hypothesis import strategies as st
 
 from minitorch.operators import MathTestVariable
 
-from .creation import from_numpy, grad_check, ones, rand, zeros
+from .autograd import grad_check
+from .creation import from_numpy, ones, rand, zeros
 from .tensor import MaxResult, Tensor
 from .tensor_data import IndexingError, broadcasts_to
 from .tensor_ops import SimpleBackend, SimpleOps, TensorBackend
