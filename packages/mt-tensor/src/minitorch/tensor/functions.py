@@ -374,7 +374,7 @@ class All(Function):
 
 
 class LT(Function):
-    """``a < b`` as 1.0/0.0."""
+    """``a < b`` as 1.0/0.0: piecewise constant, so its gradients are zero."""
 
     grad_fn_name = "LtBackward0"
 
@@ -388,14 +388,28 @@ class LT(Function):
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> tuple[Tensor, Tensor]:
-        """Zero gradients."""
+        """Zero gradients, one of each input's shape (the rule of every comparison)."""
         # BEGIN SOLUTION task2_4
         a_shape, b_shape = ctx.saved_values
         return grad_output.zeros(a_shape), grad_output.zeros(b_shape)
         # END SOLUTION
 
 
-class GT(Function):
+class _Comparison(Function):
+    """A comparison besides ``LT``: 1.0/0.0, piecewise constant, so its gradients are zero.
+
+    Its ``backward`` is ``LT``'s zero-gradient rule, called by name: task 2.4 writes that
+    rule once, in ``LT.backward``, and every comparison's forward saves what it needs (the
+    two input shapes).
+    """
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> tuple[Tensor, Tensor]:
+        """Zero gradients, one of each input's shape (``LT.backward``)."""
+        return LT.backward(ctx, grad_output)
+
+
+class GT(_Comparison):
     """``a > b`` as 1.0/0.0."""
 
     grad_fn_name = "GtBackward0"
@@ -408,10 +422,8 @@ class GT(Function):
         return a.backend.lt_zip(b, a)
         # END SOLUTION
 
-    backward = LT.backward
 
-
-class EQ(Function):
+class EQ(_Comparison):
     """``a == b`` as 1.0/0.0."""
 
     grad_fn_name = "EqBackward0"
@@ -424,11 +436,9 @@ class EQ(Function):
         return a.backend.eq_zip(a, b)
         # END SOLUTION
 
-    backward = LT.backward
 
-
-class IsClose(Function):
-    """``|a - b| < 1e-2`` as 1.0/0.0 (not differentiable)."""
+class IsClose(_Comparison):
+    """``|a - b| < 1e-2`` as 1.0/0.0; its gradients are zero, as every comparison's."""
 
     grad_fn_name = "IscloseBackward0"
 
@@ -439,8 +449,6 @@ class IsClose(Function):
         ctx.save_for_backward(a.shape, b.shape)
         return a.backend.is_close_zip(a, b)
         # END SOLUTION
-
-    backward = LT.backward
 
 
 class Permute(Function):
