@@ -51,7 +51,8 @@ from .functions import (
     is_max,
     max_mask,
 )
-from .tensor import CallableBool, MaxResult, NumelSize, Size, Tensor
+from .seeds import check_seed, seeded_rng
+from .tensor import Tensor
 from .tensor_data import (
     MAX_DIMS,
     IndexingError,
@@ -82,6 +83,7 @@ from .tensor_ops import (
     resolve_backend,
     set_default_backend,
 )
+from .torch_compat import CallableBool, MaxResult, NumelSize, Size
 
 __all__ = [
     "EQ",
@@ -136,6 +138,7 @@ __all__ = [
     "check_dim",
     "check_reduction_dim",
     "check_same_device",
+    "check_seed",
     "check_shape",
     "default_backend",
     "from_numpy",
@@ -151,6 +154,7 @@ __all__ = [
     "ones",
     "rand",
     "resolve_backend",
+    "seeded_rng",
     "set_default_backend",
     "shape_broadcast",
     "strides_from_shape",

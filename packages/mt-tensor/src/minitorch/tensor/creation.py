@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .seeds import seeded_rng
 from .tensor import Tensor
 from .tensor_data import TensorData, check_shape, flatten_nested
 from .tensor_ops import TensorBackend, resolve_backend
@@ -139,22 +140,8 @@ def rand(
         ValueError: for a negative ``seed``.
     """
     s, where = _shape_args("rand", shape, backend)
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(_seed(seed))
+    rng = seeded_rng(seed, "rand()")
     return _make(_allocate("rand", s, rng.random), s, where, requires_grad)
-
-
-def _seed(seed: object) -> int | None:
-    """``seed`` checked for ``default_rng``: None or a non-negative int (not a bool)."""
-    if seed is None:
-        return None
-    if not isinstance(seed, (int, np.integer)) or isinstance(seed, (bool, np.bool_)):
-        raise TypeError(
-            "rand(): seed must be an int, a numpy.random.Generator or None, got "
-            f"{type(seed).__name__} {seed!r}"
-        )
-    if seed < 0:
-        raise ValueError(f"rand(): seed must be non-negative, got {seed}")
-    return int(seed)
 
 
 def from_numpy(

@@ -546,7 +546,7 @@ def _transpose(t: Tensor) -> Tensor:
     shape, strides = list(td.shape), list(td.strides)
     shape[-2:] = shape[-1], shape[-2]
     strides[-2:] = strides[-1], strides[-2]
-    return _like(t, TensorData._view(td.storage, tuple(shape), tuple(strides), td.version))
+    return _like(t, TensorData._view(td.storage, tuple(shape), tuple(strides), td.version_counter))
 
 
 def _sign(a: Tensor) -> Tensor:
@@ -727,7 +727,7 @@ def _row(t: Tensor, i: int) -> Tensor:
     td = t.tensor_data
     offset = i * int(td.strides[0])
     storage = td.storage[offset:] if offset else td.storage
-    return _like(t, TensorData._view(storage, td.shape[1:], td.strides[1:], td.version))
+    return _like(t, TensorData._view(storage, td.shape[1:], td.strides[1:], td.version_counter))
 
 
 class IndexRows(Function):

@@ -34,9 +34,10 @@ from minitorch.operators import MathTestVariable
 
 from .autograd import grad_check
 from .creation import from_numpy, ones, rand, zeros
-from .tensor import MaxResult, Tensor
+from .tensor import Tensor
 from .tensor_data import IndexingError, broadcasts_to
 from .tensor_ops import SimpleBackend, SimpleOps, TensorBackend
+from .torch_compat import MaxResult
 
 __all__ = [
     "ARITHMETIC",

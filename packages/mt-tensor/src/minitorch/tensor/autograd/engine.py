@@ -14,14 +14,15 @@ follow PyTorch:
 - ``backward`` frees the values the functions saved as it goes (unless asked to keep them)
   and refuses to run through a saved tensor written in place since.
 
-``Tensor``'s ``backward``, ``chain_rule``, ``accumulate_derivative``, ``register_hook`` and
-``retain_grad`` are one-line calls of these.
+``Tensor``'s ``backward``, ``chain_rule``, ``accumulate_derivative``, ``register_hook``,
+``retain_grad``, ``requires_grad_`` and ``grad`` are one-line calls of these.
 """
 
 from __future__ import annotations
 
 import numbers
 import threading
+import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -29,7 +30,7 @@ from minitorch.autodiff import backpropagate, is_grad_enabled, no_grad
 
 from ..tensor_data import IndexingError, broadcasts_to, shape_broadcast, short_repr
 from ..tensor_ops import _const, expand
-from .errors import FREED_GRAPH, LEAF_IN_PLACE
+from .errors import FREED_GRAPH, LEAF_IN_PLACE, NON_LEAF_GRAD
 from .function import History
 from .graph import RemovableHandle, node_name
 
@@ -42,9 +43,12 @@ __all__ = [
     "backward",
     "chain_rule",
     "check_in_place",
+    "grad_of",
     "reduce_to_shape",
     "register_hook",
+    "requires_grad_",
     "retain_grad",
+    "set_grad",
     "store_grad",
 ]
 
@@ -268,3 +272,54 @@ def check_in_place(t: Tensor, op: str) -> None:
         "cannot record an in-place change (PyTorch can); write under no_grad() or "
         "use an out-of-place operation"
     )
+
+
+def requires_grad_(t: Tensor, requires_grad: bool) -> Tensor:
+    """Make ``t`` a leaf that accumulates a gradient, or a constant (``Tensor.requires_grad_``).
+
+    Raises:
+        RuntimeError: ``requires_grad_(False)`` on a non-leaf, with PyTorch's message.
+    """
+    h = t.history
+    if h is not None and h.last_fn is not None:
+        if requires_grad:
+            return t  # it already requires grad, through its inputs
+        raise RuntimeError(
+            "you can only change requires_grad flags of leaf variables. If you want to "
+            "use a computed variable in a subgraph that doesn't require differentiation "
+            "use var_no_grad = var.detach()."
+        )
+    if requires_grad:
+        if h is None:
+            t.history = History()
+    else:
+        t.history = None
+    return t
+
+
+def grad_of(t: Tensor) -> Tensor | None:
+    """``t.grad``, with PyTorch's UserWarning for a non-leaf that does not retain it."""
+    g = t._grad
+    if g is None:
+        h = t.history
+        if h is not None and h.last_fn is not None and not h.retains_grad:
+            warnings.warn(NON_LEAF_GRAD, UserWarning, stacklevel=3)
+    return g
+
+
+def set_grad(t: Tensor, value: Tensor | None) -> None:
+    """``t.grad = value``: None, or a Tensor of ``t``'s shape.
+
+    Raises:
+        TypeError: for a value that is neither None nor a Tensor.
+        RuntimeError: for a tensor of another shape (PyTorch's message).
+    """
+    if value is not None:
+        if not isinstance(value, type(t)):
+            raise TypeError(f"grad must be a Tensor or None, got {type(value).__name__}")
+        if value.shape != t.shape:
+            raise RuntimeError(
+                f"assigned grad has data of a different size: {value.shape} for a tensor "
+                f"of shape {t.shape}"
+            )
+    t._grad = value
