@@ -20,6 +20,16 @@ from .autograd import (
     grad_central_difference,
     grad_check,
 )
+from .backends.protocol import TensorBackend, TensorOps, check_same_device, matmul_shape
+from .backends.registry import (
+    available_backends,
+    backend,
+    default_backend,
+    get_default_backend,
+    resolve_backend,
+    set_default_backend,
+)
+from .backends.simple import SimpleBackend, SimpleOps
 from .creation import from_numpy, ones, rand, tensor, zeros
 from .functions import (
     EQ,
@@ -68,20 +78,6 @@ from .tensor_data import (
     shape_broadcast,
     strides_from_shape,
     to_index,
-)
-from .tensor_ops import (
-    SimpleBackend,
-    SimpleOps,
-    TensorBackend,
-    TensorOps,
-    available_backends,
-    backend,
-    check_same_device,
-    default_backend,
-    get_default_backend,
-    matmul_shape,
-    resolve_backend,
-    set_default_backend,
 )
 from .torch_compat import CallableBool, MaxResult, NumelSize, Size
 

@@ -9,10 +9,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .backends.protocol import TensorBackend
+from .backends.registry import resolve_backend
 from .seeds import seeded_rng
 from .tensor import Tensor
 from .tensor_data import TensorData, check_shape, flatten_nested
-from .tensor_ops import TensorBackend, resolve_backend
 
 __all__ = [
     "from_numpy",

@@ -21,8 +21,8 @@ import numpy as np
 from minitorch.autodiff import Context
 
 from .autograd import Function
+from .backends.protocol import _const, _like, expand
 from .tensor_data import TensorData
-from .tensor_ops import _const, _like, expand
 
 if TYPE_CHECKING:
     from .tensor import Tensor

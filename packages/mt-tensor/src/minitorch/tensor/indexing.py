@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import numpy as np
 
 from .autograd import engine
+from .backends.protocol import expand
 from .functions import Index, IndexRows, _row
 from .tensor_data import IndexingError, TensorData, broadcasts_to
-from .tensor_ops import expand
 
 if TYPE_CHECKING:
     from .tensor import Tensor

@@ -17,9 +17,9 @@ import numpy.typing as npt
 from minitorch.autodiff import is_grad_enabled
 
 from .autograd import engine
+from .backends.protocol import _const
 from .seeds import Seed, seeded_rng
 from .tensor_data import TensorData, short_repr
-from .tensor_ops import _const
 
 if TYPE_CHECKING:
     from .tensor import Tensor

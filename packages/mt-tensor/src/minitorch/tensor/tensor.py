@@ -24,6 +24,9 @@ from minitorch.operators import Parameter
 from . import indexing, inplace, torch_compat
 from .autograd import History, Node, RemovableHandle, engine
 from .autograd.graph import grad_fn_of, node_name
+from .backends.protocol import TensorBackend, _const, check_same_device, on_backend
+from .backends.registry import get_default_backend, resolve_backend
+from .backends.simple import SimpleBackend
 from .functions import (
     EQ,
     GT,
@@ -61,15 +64,6 @@ from .tensor_data import (
     check_shape,
     short_repr,
     view_shape,
-)
-from .tensor_ops import (
-    SimpleBackend,
-    TensorBackend,
-    _const,
-    check_same_device,
-    get_default_backend,
-    on_backend,
-    resolve_backend,
 )
 from .torch_compat import CallableBool, MaxResult, NumelSize, callable_bool
 

@@ -31,8 +31,8 @@ from .tensor_data import (
 )
 
 if TYPE_CHECKING:
+    from .backends.protocol import TensorBackend
     from .tensor import Tensor
-    from .tensor_ops import TensorBackend
 
 __all__ = [
     "CallableBool",

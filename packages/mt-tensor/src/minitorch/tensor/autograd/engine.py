@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING
 
 from minitorch.autodiff import backpropagate, is_grad_enabled, no_grad
 
+from ..backends.protocol import _const, expand
 from ..tensor_data import IndexingError, broadcasts_to, shape_broadcast, short_repr
-from ..tensor_ops import _const, expand
 from .errors import FREED_GRAPH, LEAF_IN_PLACE, NON_LEAF_GRAD
 from .function import History
 from .graph import RemovableHandle, node_name

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from minitorch.autodiff import Context, FunctionBase, GraphNode, is_grad_enabled, no_grad
 
-from ..tensor_ops import TensorBackend, check_same_device
+from ..backends.protocol import TensorBackend, check_same_device
 from .graph import node_name
 
 if TYPE_CHECKING:
