@@ -800,7 +800,8 @@ def kernel_protocol(init: Path) -> tuple[str, dict[str, list[str] | None]]:
 
 def kernel_module_problems(path: Path, members: dict[str, list[str] | None]) -> list[str]:
     """What a kernel module lacks of its protocol: a member, or a parameter of a function
-    (a module's function may take more parameters, with defaults)."""
+    (a module's function may take more parameters, with defaults, or take the rest as
+    ``*args``)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
     imported = {
@@ -818,6 +819,8 @@ def kernel_module_problems(path: Path, members: dict[str, list[str] | None]) -> 
         elif params is not None and name in functions:
             args = functions[name].args
             own = [a.arg for a in args.args] + ([f"*{args.vararg.arg}"] if args.vararg else [])
+            if args.vararg and len(args.args) <= len(params):  # the rest, whatever they are
+                params = [*params[: len(args.args)], own[-1]]
             extra = own[len(params) :]
             if own[: len(params)] != params or len(extra) > len(args.defaults):
                 problems.append(f"{path.name}: {name}({', '.join(own)}), not ({', '.join(params)})")
@@ -858,6 +861,16 @@ def test_the_kernel_module_check_sees_a_missing_member_and_a_changed_signature(t
     found = kernel_module_problems(partial, members)
     assert any("no conv_weight_grad" in p for p in found), found
     assert any("conv_forward(" in p for p in found), found
+    rest = tmp_path / "rest.py"
+    rest.write_text(
+        "def conv_forward(out, *args):\n    pass\n\n"
+        "def conv_weight_grad(grad_weight, grad_out, inp, sizes):\n    pass\n",
+        encoding="utf-8",
+    )
+    assert kernel_module_problems(rest, members) == [
+        "rest.py: conv_weight_grad(grad_weight, "
+        "grad_out, inp, sizes), not (grad_weight, grad_out, inp, sizes, reverse)"
+    ]
 
 
 # Built distributions (slow).

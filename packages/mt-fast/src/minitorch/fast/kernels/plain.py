@@ -168,20 +168,10 @@ def _matmul(out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_st
     # END SOLUTION
 
 
-def matmul(
-    out: Any,
-    out_shape: Any,
-    out_strides: Any,
-    a: Any,
-    a_shape: Any,
-    a_strides: Any,
-    b: Any,
-    b_shape: Any,
-    b_strides: Any,
-) -> None:
+def matmul(*args: Any) -> None:
     """Batched matrix multiply over 3-D ``(storage, shape, strides)`` triples (see ``_matmul``)."""
-    work = int(np.prod(out_shape)) * int(a_shape[2])
-    run(_matmul, work, out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides)
+    out_shape, a_shape = args[1], args[4]
+    run(_matmul, int(np.prod(out_shape)) * int(a_shape[2]), *args)
 
 
 KERNELS["matmul"] = _matmul
