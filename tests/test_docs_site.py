@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "docs" / "_tools"))
 
 import guide  # noqa: E402
-import markers  # noqa: E402  (tools/course, put on sys.path by guide)
+from mtcourse import markers  # noqa: E402  (tools/course, put on sys.path by guide)
 
 
 def build(out: Path, week: int | None = None) -> Path:
