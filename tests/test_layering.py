@@ -1,10 +1,16 @@
-"""Repository-level guards of the layering (ARCHITECTURE.md, "Rules of the layering").
+"""Repository-level guards of the layering: the rules of ARCHITECTURE.md ("The rules of the
+layering", at the repository root), each test naming the rule it checks.
 
-- every package ships exactly one subpackage ``minitorch/<x>/`` of the PEP 420 namespace,
-  with ``__init__.py`` (and its ``__all__``), ``__about__.py`` and ``py.typed``;
-- modules import only their own layer and the layers they declare (transitively), and
-  only the third-party distributions they declare;
-- sibling dependencies use a compatible range that holds the sibling's current version;
+- rule 1: every package ships exactly one subpackage ``minitorch/<x>/`` of the PEP 420
+  namespace, with ``__init__.py`` (and its ``__all__``), ``__about__.py`` and ``py.typed``;
+- rule 2: modules import only their own layer and the layers they declare (transitively),
+  and only the third-party distributions they declare; sibling dependencies use a
+  compatible range that holds the sibling's current version;
+- rule 3: a package uses only the names of another's root ``__all__``;
+- rules 4 to 7: inside the layers, ``tensor.py`` is the course's Tensor and delegates to
+  the engine, the op catalogue takes only the autograd package's public names, the
+  backends' protocol, simple backend and registry are modules of their own, and every
+  kernel module implements its folder's protocol;
 - (``packaging`` marker) each wheel and sdist holds only its own layer and passes
   ``twine check``, and each layer whose dependencies are all siblings installs offline from
   the wheels alone into a fresh virtual environment, without numpy.
@@ -85,7 +91,8 @@ def stdlib_only(name: str) -> bool:
     return not any(PACKAGES[n].dependencies(siblings=False) for n in closure)
 
 
-# ARCHITECTURE.md: "`pip install mt-autodiff` must not pull numpy".
+# ARCHITECTURE.md, rule 2: mt-operators and mt-autodiff need no third-party package
+# (`pip install mt-autodiff` must not pull numpy).
 STDLIB_ONLY = ("mt-operators", "mt-autodiff")
 
 
@@ -433,7 +440,7 @@ def private_uses(name: str, root: Path = REPO_ROOT) -> list[str]:
 @pytest.mark.parametrize("name", NAMES)
 def test_uses_only_the_public_api_of_other_packages(name):
     problems = private_uses(name)
-    rule = "ARCHITECTURE.md: a package uses only another's public API (its root __all__)"
+    rule = "ARCHITECTURE.md, rule 3: a package uses only another's public names (root __all__)"
     assert problems == [], rule + ":\n" + "\n".join(problems)
 
 
@@ -574,6 +581,296 @@ def test_sibling_dependencies_use_compatible_ranges(name):
         if not any(s.operator in {">=", ">", "~=", "=="} for s in spec):
             problems.append(f"{raw!r} needs a lower bound (e.g. >={current.major}.{current.minor})")
     assert problems == [], f"{name}: " + "; ".join(problems)
+
+
+# The architecture document and the rules inside the layers (ARCHITECTURE.md, rules 4-7).
+
+ARCHITECTURE = REPO_ROOT / "ARCHITECTURE.md"
+RULES = {
+    1: "One package, one subpackage",
+    2: "Down only",
+    3: "Public names only",
+    4: "The Tensor is the course's",
+    5: "The op catalogue is not the engine",
+    6: "Backends meet at the protocol",
+    7: "One shape per kind of kernel module",
+}
+TENSOR_SRC = REPO_ROOT / PACKAGES["mt-tensor"].path / "src" / "minitorch" / "tensor"
+
+
+def rule(number: int) -> str:
+    """How a failure names the rule it broke."""
+    return f"ARCHITECTURE.md, rule {number} ({RULES[number]})"
+
+
+def test_the_architecture_document_states_every_rule_checked_here_and_every_package():
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    missing = [
+        f"{n}. **{title}.**" for n, title in RULES.items() if f"{n}. **{title}.**" not in text
+    ]
+    assert missing == [], f"ARCHITECTURE.md does not state the rules {missing}"
+    assert [n for n in NAMES if f"**{n}**" not in text] == []
+    assert "tools/course/README.md" in text  # the course tool, described there at length
+    assert "ARCHITECTURE.md" in (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def _is_type_checking(node: ast.AST) -> bool:
+    test = getattr(node, "test", None)
+    return isinstance(node, ast.If) and (
+        (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING")
+        or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+    )
+
+
+def runtime_imports(source: str, module: str, is_package: bool = False) -> list[Import]:
+    """The ``from ... import`` statements of ``source`` that run (not under TYPE_CHECKING),
+    made absolute for the module ``module``, with the names they take."""
+    tree = ast.parse(source)
+    skip = {id(n) for block in ast.walk(tree) if _is_type_checking(block) for n in ast.walk(block)}
+    package = module.split(".") if is_package else module.split(".")[:-1]
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ImportFrom) or id(node) in skip:
+            continue
+        if node.level:
+            base = package[: len(package) - (node.level - 1)]
+            absolute = ".".join([*base, *([node.module] if node.module else [])])
+        else:
+            absolute = node.module or ""
+        names = tuple(alias.name for alias in node.names)
+        if node.level and not node.module:  # from . import x: the submodules x
+            found += [Import(f"{absolute}.{n}", f"{module}:{node.lineno}") for n in names]
+        else:
+            found.append(Import(absolute, f"{module}:{node.lineno}", names))
+    return found
+
+
+def _tensor_module(path: Path) -> tuple[str, str, bool]:
+    """The source, dotted name and package-ness of a file of mt-tensor."""
+    name, is_package = _module_name(path, TENSOR_SRC.parent.parent)
+    return path.read_text(encoding="utf-8"), name, is_package
+
+
+def test_tensor_py_is_the_course_size():
+    lines = len((TENSOR_SRC / "tensor.py").read_text(encoding="utf-8").splitlines())
+    assert lines <= 600, f"{rule(4)}: tensor.py has {lines} lines"
+
+
+ENGINE_DELEGATES = (
+    "backward",
+    "chain_rule",
+    "accumulate_derivative",
+    "register_hook",
+    "retain_grad",
+)
+
+
+def delegation_problems(source: str) -> list[str]:
+    """Where ``Tensor``'s autograd methods do more than one call of the engine's namesake,
+    or ``tensor.py`` imports what runs the graph."""
+    tree = ast.parse(source)
+    tensor = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Tensor")
+    methods = {n.name: n for n in tensor.body if isinstance(n, ast.FunctionDef)}
+    problems = []
+    for name in ENGINE_DELEGATES:
+        method = methods.get(name)
+        if method is None:
+            problems.append(f"Tensor.{name} is missing")
+            continue
+        body = method.body[1:] if ast.get_docstring(method) is not None else method.body
+        call = getattr(body[0], "value", None) if len(body) == 1 else None
+        if not (isinstance(call, ast.Call) and ast.unparse(call.func) == f"engine.{name}"):
+            problems.append(f"Tensor.{name} is not one call of engine.{name}")
+    for imp in runtime_imports(source, "minitorch.tensor.tensor"):
+        engine_names = {"backpropagate", "topological_sort", "BACKWARD", "store_grad"}
+        if engine_names & set(imp.names):
+            problems.append(f"{imp}: the graph is walked in autograd/engine.py")
+    return problems
+
+
+def test_tensors_autograd_methods_are_one_call_into_the_engine():
+    source = (TENSOR_SRC / "tensor.py").read_text(encoding="utf-8")
+    assert delegation_problems(source) == [], rule(4)
+
+
+def test_the_delegation_check_sees_an_engine_body_in_tensor_py():
+    source = (TENSOR_SRC / "tensor.py").read_text(encoding="utf-8")
+    grown = source.replace(
+        "        engine.retain_grad(self)\n",
+        "        h = self.history\n        h.retains_grad = True\n",
+    ).replace(
+        "from . import indexing",
+        "from minitorch.autodiff import backpropagate\nfrom . import indexing",
+    )
+    assert grown != source
+    found = delegation_problems(grown)
+    assert any("Tensor.retain_grad" in p for p in found), found
+    assert any("backpropagate" in p for p in found), found
+
+
+def catalogue_problems(source: str) -> list[str]:
+    """Imports of ``functions.py`` that reach into ``autograd/`` past its public names."""
+    init = (TENSOR_SRC / "autograd" / "__init__.py").read_text(encoding="utf-8")
+    public = set(_all_of(ast.parse(init)) or [])
+    problems = []
+    for imp in runtime_imports(source, "minitorch.tensor.functions"):
+        if imp.module.startswith("minitorch.tensor.autograd."):
+            problems.append(f"{imp}: an engine internal")
+        elif imp.module == "minitorch.tensor.autograd" and set(imp.names) - public:
+            problems.append(f"{imp}: {sorted(set(imp.names) - public)} not in autograd.__all__")
+    return problems
+
+
+def test_the_op_catalogue_takes_only_autograds_public_names():
+    source = (TENSOR_SRC / "functions.py").read_text(encoding="utf-8")
+    assert catalogue_problems(source) == [], rule(5)
+    assert catalogue_problems(source + "\nfrom .autograd.engine import store_grad\n") != []
+    assert catalogue_problems(source + "\nfrom .autograd import engine\n") != []
+
+
+OUTSIDE_AUTOGRAD = ("functions", "tensor", "creation", "indexing", "inplace", "torch_compat")
+
+
+def test_autograd_imports_neither_the_catalogue_nor_the_tensor_at_run_time():
+    problems = []
+    for path in sorted((TENSOR_SRC / "autograd").glob("*.py")):
+        source, name, is_package = _tensor_module(path)
+        problems += [
+            str(imp)
+            for imp in runtime_imports(source, name, is_package)
+            if imp.module in {f"minitorch.tensor.{m}" for m in OUTSIDE_AUTOGRAD}
+        ]
+    assert problems == [], rule(5) + ":\n" + "\n".join(problems)
+
+
+BACKEND_MODULES = {
+    "protocol.py": {"TensorOps", "TensorBackend"},
+    "simple.py": {"SimpleOps", "SimpleBackend"},
+    "registry.py": {"backend", "available_backends", "get_default_backend", "set_default_backend"},
+}
+
+
+def _top_level_names(tree: ast.Module) -> set[str]:
+    return {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)} | {
+        t.id
+        for n in tree.body
+        if isinstance(n, ast.Assign)
+        for t in n.targets
+        if isinstance(t, ast.Name)
+    }
+
+
+def test_the_backend_protocol_simple_backend_and_registry_are_modules_of_their_own():
+    folder = TENSOR_SRC / "backends"
+    for file, names in BACKEND_MODULES.items():
+        tree = ast.parse((folder / file).read_text(encoding="utf-8"))
+        assert names <= _top_level_names(tree), f"{rule(6)}: backends/{file} defines {names}"
+    source, name, _ = _tensor_module(folder / "protocol.py")
+    tensor_imports = [
+        str(i) for i in runtime_imports(source, name) if i.module == "minitorch.tensor.tensor"
+    ]
+    assert tensor_imports == [], f"{rule(6)}: the protocol uses tensors' public methods only"
+
+
+KERNEL_FOLDERS = sorted(
+    p.parent for p in REPO_ROOT.glob("packages/*/src/minitorch/*/kernels/__init__.py")
+)
+
+
+def kernel_protocol(init: Path) -> tuple[str, dict[str, list[str] | None]]:
+    """The protocol a ``kernels/__init__.py`` states: its name, and each member with its
+    parameters (without ``self``; None for an attribute)."""
+    tree = ast.parse(init.read_text(encoding="utf-8"))
+    classes = [
+        n for n in tree.body
+        if isinstance(n, ast.ClassDef) and any(ast.unparse(b) == "Protocol" for b in n.bases)
+    ]  # fmt: skip
+    assert len(classes) == 1, f"{init}: one typing.Protocol, the shape of the modules beside it"
+    members: dict[str, list[str] | None] = {}
+    for node in classes[0].body:
+        if isinstance(node, ast.FunctionDef):
+            args = node.args
+            members[node.name] = [a.arg for a in args.args[1:]] + (
+                [f"*{args.vararg.arg}"] if args.vararg else []
+            )
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            members[node.target.id] = None
+    return classes[0].name, members
+
+
+def kernel_module_problems(path: Path, members: dict[str, list[str] | None]) -> list[str]:
+    """What a kernel module lacks of its protocol: a member, or a parameter of a function
+    (a module's function may take more parameters, with defaults, or take the rest as
+    ``*args``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    imported = {
+        a.asname or a.name for n in tree.body if isinstance(n, ast.ImportFrom) for a in n.names
+    }
+    defined = _top_level_names(tree) | {
+        n.target.id
+        for n in tree.body
+        if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)
+    }
+    problems = []
+    for name, params in members.items():
+        if name not in defined | imported:
+            problems.append(f"{path.name}: no {name}")
+        elif params is not None and name in functions:
+            args = functions[name].args
+            own = [a.arg for a in args.args] + ([f"*{args.vararg.arg}"] if args.vararg else [])
+            if args.vararg and len(args.args) <= len(params):  # the rest, whatever they are
+                params = [*params[: len(args.args)], own[-1]]
+            extra = own[len(params) :]
+            if own[: len(params)] != params or len(extra) > len(args.defaults):
+                problems.append(f"{path.name}: {name}({', '.join(own)}), not ({', '.join(params)})")
+    return problems
+
+
+def test_the_kernel_folders_are_mt_fasts_and_mt_nns():
+    found = {p.relative_to(REPO_ROOT).as_posix() for p in KERNEL_FOLDERS}
+    assert found == {
+        "packages/mt-fast/src/minitorch/fast/kernels",
+        "packages/mt-nn/src/minitorch/nn/kernels",
+    }
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        p
+        for folder in KERNEL_FOLDERS
+        for p in sorted(folder.glob("*.py"))
+        if p.name != "__init__.py"
+    ],
+    ids=lambda p: f"{p.parent.parent.name}/kernels/{p.name}",
+)
+def test_each_kernel_module_implements_its_folders_protocol(module):
+    name, members = kernel_protocol(module.parent / "__init__.py")
+    assert members, f"{name} states no member"
+    problems = kernel_module_problems(module, members)
+    assert problems == [], f"{rule(7)}: {module.name} is a {name}:\n" + "\n".join(problems)
+
+
+def test_the_kernel_module_check_sees_a_missing_member_and_a_changed_signature(tmp_path):
+    _, members = kernel_protocol(REPO_ROOT / "packages/mt-nn/src/minitorch/nn/kernels/__init__.py")
+    partial = tmp_path / "partial.py"
+    partial.write_text(
+        "def conv_forward(out, inp, weight, bias, sizes, reverse):\n    pass\n", encoding="utf-8"
+    )
+    found = kernel_module_problems(partial, members)
+    assert any("no conv_weight_grad" in p for p in found), found
+    assert any("conv_forward(" in p for p in found), found
+    rest = tmp_path / "rest.py"
+    rest.write_text(
+        "def conv_forward(out, *args):\n    pass\n\n"
+        "def conv_weight_grad(grad_weight, grad_out, inp, sizes):\n    pass\n",
+        encoding="utf-8",
+    )
+    assert kernel_module_problems(rest, members) == [
+        "rest.py: conv_weight_grad(grad_weight, "
+        "grad_out, inp, sizes), not (grad_weight, grad_out, inp, sizes, reverse)"
+    ]
 
 
 # Built distributions (slow).

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 """The repository's root (this file is ``docs/_tools/guide.py``)."""
 
 sys.path.insert(0, str(ROOT / "tools" / "course"))
-from mtcourse import markers  # noqa: E402  (the course tool's marker finder: the same rules as `assign`)
+from mtcourse import markers  # noqa: E402  (the course tool's marker finder, as `assign`'s)
 
 LAYERS = ("operators", "autodiff", "tensor", "fast", "cuda", "nn")
 """The six course layers, in course order (``docs/modules/<layer>.md``)."""

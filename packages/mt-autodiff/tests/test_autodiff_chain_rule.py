@@ -13,6 +13,7 @@ from minitorch.autodiff import (
     Add,
     Context,
     Exp,
+    FunctionBase,
     Inv,
     Log,
     Mul,
@@ -74,6 +75,18 @@ def test_one_arg_backward(x, d):
 def test_comparison_backward_is_zero(x, y, d):
     assert run_backward(LT, x, y, d=d) == (0.0, 0.0)
     assert run_backward(EQ, x, y, d=d) == (0.0, 0.0)
+
+
+def test_derivatives_is_the_engines_tuple_of_backward():
+    # One rule for every function (FunctionBase.derivatives): a one-input backward's
+    # value is wrapped, a tuple passes as it is. Neg and Mul run this task's code.
+    assert issubclass(ScalarFunction, FunctionBase)
+    ctx = Context()
+    Neg.forward(ctx, 2.0)
+    assert Neg.derivatives(ctx, 3.0) == (-3.0,)
+    ctx = Context()
+    Mul.forward(ctx, 2.0, 5.0)
+    assert Mul.derivatives(ctx, 3.0) == (15.0, 6.0)
 
 
 # ---------------------------------------------------------------- chain_rule on a node

@@ -86,10 +86,10 @@ def test_only_a_cpu_kernel_of_minitorch_shows_the_notice(
     monkeypatch.delenv("MINITORCH_QUIET", raising=False)
     listener = runtime._CompileNotice()
     listener.on_start(_compile_event("someone.else", "numba.core.registry"))
-    listener.on_start(_compile_event("minitorch.nn.conv_cuda", "numba.cuda.dispatcher"))
+    listener.on_start(_compile_event("minitorch.nn.kernels.cuda", "numba.cuda.dispatcher"))
     assert capsys.readouterr().err == ""
-    listener.on_start(_compile_event("minitorch.nn.conv_fast", "numba.core.registry"))
-    listener.on_start(_compile_event("minitorch.fast.tuned", "numba.core.registry"))
+    listener.on_start(_compile_event("minitorch.nn.kernels.fast", "numba.core.registry"))
+    listener.on_start(_compile_event("minitorch.fast.kernels.tuned", "numba.core.registry"))
     assert capsys.readouterr().err == COMPILE_NOTICE + "\n"
 
 

@@ -1,4 +1,4 @@
-"""The tuned kernels (``minitorch.fast.tuned``, ``vecmath``): what only the solution has.
+"""The tuned kernels (``minitorch.fast.kernels.tuned``, ``vecmath``): what only the solution has.
 
 The course's starter of mt-fast leaves the tuned kernels out (``solution-only`` in
 course.toml): its ``FastBackend`` runs the plain kernels the student writes. The shared
@@ -14,8 +14,9 @@ import sys
 import numpy as np
 import pytest
 
-from minitorch.fast import FastBackend, tuned, vecmath
+from minitorch.fast import FastBackend, vecmath
 from minitorch.fast._cache import DependencyAwareLocator
+from minitorch.fast.kernels import tuned
 from minitorch.operators import scalar as ops
 from minitorch.tensor import Tensor, TensorData, from_numpy
 

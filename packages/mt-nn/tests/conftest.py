@@ -31,7 +31,7 @@ def cuda_backend() -> TensorBackend | None:
 
 @pytest.fixture(params=HOST_BACKENDS, ids=lambda b: b.name)
 def backend(request: pytest.FixtureRequest) -> TensorBackend:
-    """Each host backend (each runs its own conv kernels: ``conv_simple``, ``conv_fast``)."""
+    """Each host backend (each runs its own conv kernels: ``kernels/simple.py``, ``fast.py``)."""
     return request.param
 
 

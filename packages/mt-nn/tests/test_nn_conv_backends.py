@@ -1,8 +1,9 @@
 """Convolution kernels per backend: the table, the three kernel modules against each other.
 
-``conv_simple`` (loops), ``conv_fast`` (Numba) and ``conv_cuda`` (CUDA, when mt-cuda and a
-GPU or the simulator are there) must compute the same forward pass and gradients; each is
-also checked against the numpy reference, central differences and PyTorch elsewhere.
+``kernels/simple.py`` (loops), ``kernels/fast.py`` (Numba) and ``kernels/cuda.py`` (CUDA,
+when mt-cuda and a GPU or the simulator are there) must compute the same forward pass and
+gradients; each is also checked against the numpy reference, central differences and
+PyTorch elsewhere.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ def assert_same(a: list[np.ndarray], b: list[np.ndarray]) -> None:
 
 def test_one_kernel_module_per_backend_name() -> None:
     assert set(conv_module.CONV_KERNELS) == {"simple", "fast", "cuda"}
-    assert conv_module.kernels_for(SimpleBackend).__name__ == "minitorch.nn.conv_simple"
+    assert conv_module.kernels_for(SimpleBackend).__name__ == "minitorch.nn.kernels.simple"
     for name in ("simple", "fast"):
         module = importlib.import_module(conv_module.CONV_KERNELS[name])
         assert callable(module.conv_forward)
@@ -70,7 +71,7 @@ def test_one_kernel_module_per_backend_name() -> None:
 
 @pytest.mark.skipif(CUDA is None, reason="mt-cuda, or a GPU / the simulator, is missing")
 def test_cuda_tensors_get_the_cuda_kernels() -> None:
-    assert conv_module.kernels_for(CUDA).__name__ == "minitorch.nn.conv_cuda"
+    assert conv_module.kernels_for(CUDA).__name__ == "minitorch.nn.kernels.cuda"
 
 
 class SlowOps(TensorOps):
@@ -98,9 +99,9 @@ def test_kernels_are_found_by_the_ops_class_not_the_name_a_caller_gave() -> None
     # the kernels of the ops class they run.
     renamed = TensorBackend(SimpleOps, "my-simple")
     assert renamed.name == "my-simple"
-    assert conv_module.kernels_for(renamed).__name__ == "minitorch.nn.conv_simple"
+    assert conv_module.kernels_for(renamed).__name__ == "minitorch.nn.kernels.simple"
     variant = TensorBackend(type("TracedSimpleOps", (SimpleOps,), {"name": "traced"}))
-    assert conv_module.kernels_for(variant).__name__ == "minitorch.nn.conv_simple"
+    assert conv_module.kernels_for(variant).__name__ == "minitorch.nn.kernels.simple"
     assert conv_module.kernels_for(PlainFastBackend) is conv_module.kernels_for(FastBackend)
 
 
@@ -122,7 +123,7 @@ def test_importing_nn_and_convolving_on_the_cpu_does_not_load_cuda() -> None:
         "from minitorch.tensor import from_numpy, SimpleBackend\n"
         "for b in (SimpleBackend, FastBackend):\n"
         "    nn.conv1d(from_numpy(np.ones((1, 1, 4)), b), from_numpy(np.ones((1, 1, 2)), b))\n"
-        "loaded = [m for m in ('minitorch.cuda', 'minitorch.nn.conv_cuda', 'numba.cuda')\n"
+        "loaded = [m for m in ('minitorch.cuda', 'minitorch.nn.kernels.cuda', 'numba.cuda')\n"
         "          if m in sys.modules]\n"
         "print(loaded)\n"
     )
@@ -134,7 +135,8 @@ def test_importing_nn_and_convolving_on_the_cpu_does_not_load_cuda() -> None:
 
 
 def _sources() -> list[tuple[Path, ast.Module]]:
-    return [(p, ast.parse(p.read_text())) for p in sorted(SRC.glob("*.py"))]
+    """Every module of mt-nn, the kernel modules (``kernels/``) included."""
+    return [(p, ast.parse(p.read_text())) for p in sorted(SRC.rglob("*.py"))]
 
 
 def test_no_module_switches_on_the_device() -> None:

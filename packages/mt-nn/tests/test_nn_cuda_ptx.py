@@ -30,7 +30,7 @@ SCRIPT = textwrap.dedent(
         print(f"the CUDA compiler toolchain is not installed: {{type(e).__name__}}")
         sys.exit({SKIP})
 
-    from minitorch.nn import conv_cuda
+    from minitorch.nn.kernels import cuda as conv_cuda
 
     arr, i64, flag = types.float64[::1], types.int64, types.boolean
     jobs = [

@@ -22,9 +22,9 @@ from minitorch.tensor import (
     ones,
     rand,
     tensor,
-    tensor_ops,
     zeros,
 )
+from minitorch.tensor.backends import registry
 
 pytestmark = pytest.mark.task2_3
 
@@ -320,7 +320,7 @@ class FakeEntryPoints:
         self.registered = registered
 
     def entry_points(self, group):
-        assert group == tensor_ops.ENTRY_POINT_GROUP
+        assert group == registry.ENTRY_POINT_GROUP
         return [metadata.EntryPoint(n, v, group) for n, v in self.registered.items()]
 
 
@@ -357,28 +357,28 @@ def test_backend_simple_is_the_simple_backend():
 
 @pytest.mark.parametrize(("name", "package"), [("fast", "mt-fast"), ("cuda", "mt-cuda")])
 def test_missing_backend_says_what_to_install(monkeypatch, name, package):
-    monkeypatch.setattr(tensor_ops, "metadata", FakeEntryPoints())
+    monkeypatch.setattr(registry, "metadata", FakeEntryPoints())
     assert available_backends() == {"simple": "minitorch.tensor:SimpleBackend"}
     with pytest.raises(LookupError, match=package):
         backend(name)
 
 
 def test_unknown_backend_lists_known_ones(monkeypatch):
-    monkeypatch.setattr(tensor_ops, "metadata", FakeEntryPoints())
+    monkeypatch.setattr(registry, "metadata", FakeEntryPoints())
     with pytest.raises(LookupError, match="simple"):
         backend("tpu")
 
 
 def test_backend_is_found_through_its_entry_point(monkeypatch):
     monkeypatch.setattr(
-        tensor_ops, "metadata", FakeEntryPoints(fast="minitorch.tensor:SimpleBackend")
+        registry, "metadata", FakeEntryPoints(fast="minitorch.tensor:SimpleBackend")
     )
     assert available_backends()["fast"] == "minitorch.tensor:SimpleBackend"
     assert backend("fast") is SimpleBackend
 
 
 def test_entry_point_that_is_not_a_backend_raises(monkeypatch):
-    monkeypatch.setattr(tensor_ops, "metadata", FakeEntryPoints(bad="minitorch.tensor:tensor"))
+    monkeypatch.setattr(registry, "metadata", FakeEntryPoints(bad="minitorch.tensor:tensor"))
     with pytest.raises(TypeError, match="not a TensorBackend"):
         backend("bad")
 

@@ -25,6 +25,24 @@ def grad_of(t: Tensor) -> np.ndarray:
     return t.grad.to_numpy()
 
 
+# --------------------------------------------------------------- comparisons
+
+
+@pytest.mark.parametrize(
+    "compare",
+    [lambda a, b: a < b, lambda a, b: a > b, lambda a, b: a == b, lambda a, b: a.is_close(b)],
+    ids=["lt", "gt", "eq", "is_close"],
+)
+def test_every_comparison_gives_zero_gradients_of_each_inputs_shape(compare):
+    # One rule (LT.backward's) for every comparison, with each input's own shape: here a
+    # (2, 3) and a (3,) that broadcast.
+    a = tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+    b = tensor([2.0, 2.0, 7.0], requires_grad=True)
+    (compare(a, b) * 3.0).sum().backward()
+    np.testing.assert_array_equal(grad_of(a), np.zeros((2, 3)))
+    np.testing.assert_array_equal(grad_of(b), np.zeros(3))
+
+
 # --------------------------------------------------------------- backward() entry
 
 

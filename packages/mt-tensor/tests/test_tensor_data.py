@@ -295,3 +295,17 @@ def test_the_layout_arrays_kernels_get_are_read_only(strides):
     again = TensorData(np.zeros(6), (2, 3), strides if strides is None else (1, 2))
     assert again.tuple()[1].tolist() == [2, 3]
     assert storage.flags.writeable  # the data itself is written by kernels
+
+
+def test_version_is_an_int_and_views_share_the_counter_behind_it():
+    # TensorData.version is the count, as Tensor.version is; the shared object that
+    # counts is version_counter, which a permuted view keeps.
+    td = data_of((2, 3))
+    assert td.version == 0
+    assert isinstance(td.version, int)
+    view = td.permute(1, 0)
+    assert view.version_counter is td.version_counter
+    view.set((2, 1), 7.0)
+    assert (td.version, view.version) == (1, 1)
+    assert td.get((1, 2)) == 7.0
+    assert tensor([1.0]).tensor_data.version == 0

@@ -20,7 +20,9 @@ from minitorch.tensor import (
     from_numpy,
     grad_check,
     rand,
+    seeded_rng,
     tensor,
+    zeros,
 )
 from minitorch.tensor.testing import assert_close
 
@@ -412,3 +414,22 @@ def test_parameter_matches_torch_nn_parameter() -> None:
     assert ours.value.is_leaf() == theirs.is_leaf
     assert ours.value.requires_grad == theirs.requires_grad
     np.testing.assert_array_equal(ours.value.to_numpy(), theirs.detach().numpy())
+
+
+# --------------------------------------------------------------------------------- seeds
+
+
+def test_one_seed_rule_for_rand_and_the_random_fills() -> None:
+    rng = np.random.default_rng(5)
+    assert seeded_rng(rng, "x") is rng
+    assert seeded_rng(3, "x").random() == np.random.default_rng(3).random()
+    assert seeded_rng(np.int64(3), "x").random() == np.random.default_rng(3).random()
+    assert isinstance(seeded_rng(None, "x"), np.random.Generator)
+    np.testing.assert_array_equal(rand(4, seed=9).to_numpy(), np.random.default_rng(9).random(4))
+    for seed, error in (("1", TypeError), (True, TypeError), (1.5, TypeError), (-1, ValueError)):
+        with pytest.raises(error, match=r"^rand\(\): seed must be"):
+            rand(2, seed=seed)
+        with pytest.raises(error, match=r"^uniform_\(\): seed must be"):
+            zeros(2).uniform_(seed=seed)
+        with pytest.raises(error, match=r"^normal_\(\): seed must be"):
+            zeros(2).normal_(seed=seed)

@@ -217,12 +217,12 @@ def test_fast_starter_runs_the_plain_kernels_without_the_tuned_ones(tmp_path):
     cal = load_calendar()
     assign("fast", tmp_path / "s", cal=cal)
     pkg = tmp_path / "s/src/minitorch/fast"
-    assert not (pkg / "tuned.py").exists()
+    assert not (pkg / "kernels/tuned.py").exists()
     assert not (pkg / "vecmath.py").exists()
     assert not (tmp_path / "s/tests/test_fast_tuned.py").exists()
     assert (tmp_path / "s/tests/test_fast_kernels.py").exists()
     assert 'kernels: ClassVar[str] = "plain"' in (pkg / "fast_ops.py").read_text()
-    assert "NotImplementedError" in (pkg / "plain.py").read_text()
+    assert "NotImplementedError" in (pkg / "kernels/plain.py").read_text()
 
 
 def test_training_scripts_mark_their_task_only():

@@ -28,7 +28,7 @@ __all__ = ["OPAQUE", "autograder", "grade_spec", "layer_units", "write_bundle", 
 
 #: Classes whose objects cross between the grader and the worker as handles: an autograd
 #: history holds the whole graph behind a tensor, which the student's code never walks.
-OPAQUE = ("minitorch.tensor.functions:History",)
+OPAQUE = ("minitorch.tensor.autograd.function:History",)
 
 _IGNORE = shutil.ignore_patterns("__pycache__", ".pytest_cache", ".hypothesis")
 

@@ -8,6 +8,7 @@ nothing about Scalars; ``Scalar`` and ``ScalarFunction`` are its first user and 
 from .__about__ import __version__
 from .core import (
     Context,
+    FunctionBase,
     GraphNode,
     Variable,
     backpropagate,
@@ -43,6 +44,7 @@ __all__ = [
     "Add",
     "Context",
     "Exp",
+    "FunctionBase",
     "GraphNode",
     "Inv",
     "Log",

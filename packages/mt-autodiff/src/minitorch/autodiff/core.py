@@ -15,6 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 
 __all__ = [
     "Context",
+    "FunctionBase",
     "GraphNode",
     "Variable",
     "backpropagate",
@@ -109,12 +110,33 @@ class Context:
         return self.saved_values
 
 
+class FunctionBase:
+    """What the engine needs from a differentiable function: ``derivatives``.
+
+    ``ScalarFunction`` (this package) and mt-tensor's ``Function`` derive from it. A subclass
+    defines ``backward(ctx, d_output)`` returning one derivative per input, or the one
+    derivative of a one-input function as it is; ``derivatives`` gives the engine a tuple
+    either way.
+    """
+
+    @staticmethod
+    def backward(ctx: Context, d_output: Any) -> Any:
+        """Return the derivative with respect to each input (one value or a tuple)."""
+        raise NotImplementedError
+
+    @classmethod
+    def derivatives(cls, ctx: Context, d_output: Any) -> tuple[Any, ...]:
+        """Run ``backward`` and return its derivatives as a tuple (one per input)."""
+        d = cls.backward(ctx, d_output)
+        return d if isinstance(d, tuple) else (d,)
+
+
 class GraphNode:
     """The ``Variable`` protocol for values that record a ``history``.
 
     A subclass (``Scalar``, ``Tensor``) keeps in ``history`` either None (a constant) or an
-    object with ``last_fn`` (None for a leaf), ``ctx`` and ``inputs``;
-    ``last_fn.derivatives(ctx, d_output)`` returns one derivative per input, as a tuple,
+    object with ``last_fn`` (None for a leaf, else a ``FunctionBase``), ``ctx`` and
+    ``inputs``; ``last_fn.derivatives(ctx, d_output)`` returns one derivative per input,
     and a slot ``_name`` behind ``name``. The subclass adds ``chain_rule`` (what to do with
     each input's derivative) and ``accumulate_derivative``.
     """

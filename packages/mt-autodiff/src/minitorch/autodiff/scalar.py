@@ -10,7 +10,14 @@ from typing import TypeAlias
 
 from minitorch import operators
 
-from .core import Context, GraphNode, backpropagate, central_difference, is_grad_enabled
+from .core import (
+    Context,
+    FunctionBase,
+    GraphNode,
+    backpropagate,
+    central_difference,
+    is_grad_enabled,
+)
 
 __all__ = [
     "EQ",
@@ -46,7 +53,7 @@ class ScalarHistory:
     inputs: Sequence[Scalar] = field(default_factory=tuple)
 
 
-class ScalarFunction:
+class ScalarFunction(FunctionBase):
     """A differentiable function of floats: subclasses define ``forward`` and ``backward``.
 
     ``forward(ctx, *floats) -> float`` computes the value and may save what ``backward``
@@ -63,12 +70,6 @@ class ScalarFunction:
     def backward(ctx: Context, d_output: float) -> float | tuple[float, ...]:
         """Return the derivative with respect to each input."""
         raise NotImplementedError
-
-    @classmethod
-    def derivatives(cls, ctx: Context, d_output: float) -> tuple[float, ...]:
-        """Run ``backward`` and return its derivatives as a tuple (one per input)."""
-        d = cls.backward(ctx, d_output)
-        return d if isinstance(d, tuple) else (d,)
 
     @classmethod
     def apply(cls, *vals: ScalarLike) -> Scalar:

@@ -90,9 +90,7 @@ def parallel(level: int, only: str | None, plain: bool = False) -> None:
     finally:
         runtime.GRAIN = grain
     module = (PlainFastOps if plain else FastOps).kernel_module()
-    # The tuned kernels keep their parallel twins apart; the plain ones are only parallel.
-    kernels = getattr(module, "PARALLEL", module.KERNELS)
-    for name, kernel in sorted(kernels.items()):
+    for name, kernel in sorted(module.PARALLEL.items()):
         if only and only != name:
             continue
         print(f"\n=== {name} " + "=" * max(0, 70 - len(name)))

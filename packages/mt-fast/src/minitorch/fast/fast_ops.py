@@ -1,7 +1,8 @@
 """``FastOps``: the backend protocol implemented with the parallel kernels.
 
-Two kernel modules implement it: ``plain``, the course's kernels (one ``prange`` loop nest
-per primitive, what a student writes), and ``tuned``, the same results with fast paths.
+Two kernel modules of one shape (``kernels.KernelModule``) implement it: ``kernels/plain.py``,
+the course's kernels (one ``prange`` loop nest per primitive, what a student writes), and
+``kernels/tuned.py``, the same results with fast paths.
 ``FastOps`` / ``FastBackend`` run the tuned kernels; ``PlainFastOps`` / ``PlainFastBackend``
 run the plain ones. Both pass the same backend suite. (A course starter ships ``plain``
 only: its ``FastOps.kernels`` is ``"plain"``.)
@@ -16,17 +17,18 @@ from __future__ import annotations
 import functools
 import importlib
 from collections.abc import Callable
-from types import ModuleType
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from minitorch.tensor import TensorBackend, TensorOps
+
+from .kernels import KernelModule
 
 __all__ = ["FastBackend", "FastOps", "PlainFastBackend", "PlainFastOps"]
 
 
 @functools.cache
-def _kernel_module(name: str) -> ModuleType:
-    return importlib.import_module(f"{__package__}.{name}")
+def _kernel_module(name: str) -> KernelModule:
+    return cast(KernelModule, importlib.import_module(f"{__package__}.kernels.{name}"))
 
 
 def _deferred(ops: type[FastOps], factory: str, fn: Any, work_arg: int) -> Callable[..., None]:
@@ -47,7 +49,7 @@ def _deferred(ops: type[FastOps], factory: str, fn: Any, work_arg: int) -> Calla
             kernel = getattr(module, factory)(fn)
             launch = functools.partial(module.run, kernel)
             serial = getattr(kernel, "serial", None)
-            runtime = _kernel_module("runtime")
+            runtime = importlib.import_module(f"{__package__}.runtime")
         work = len(args[work_arg])
         if serial is not None and work < runtime.GRAIN:  # read each time: it may be tuned
             serial(*args)
@@ -62,10 +64,10 @@ class FastOps(TensorOps):
 
     name = "fast"
     kernels: ClassVar[str] = "tuned"
-    """The module of ``minitorch.fast`` whose kernels it runs (``tuned`` or ``plain``)."""
+    """The module of ``minitorch.fast.kernels`` whose kernels it runs (``tuned`` or ``plain``)."""
 
     @classmethod
-    def kernel_module(cls) -> ModuleType:
+    def kernel_module(cls) -> KernelModule:
         """The kernel module (imported, with Numba, on first use)."""
         return _kernel_module(cls.kernels)
 
@@ -95,7 +97,7 @@ FastBackend = TensorBackend(FastOps, "fast")
 
 
 class PlainFastOps(FastOps):
-    """``FastOps`` on the course's plain kernels (``minitorch.fast.plain``)."""
+    """``FastOps`` on the course's plain kernels (``minitorch.fast.kernels.plain``)."""
 
     name = "fast-plain"
     kernels: ClassVar[str] = "plain"

@@ -1,8 +1,8 @@
 """MiniTorch module 4: convolution, pooling, softmax, dropout and layers.
 
-``conv1d``/``conv2d`` run the kernels of the input's backend, one module per backend
-(``conv_simple``: plain loops, the course's reference; ``conv_fast``: parallel Numba, which
-a course starter leaves out and runs ``conv_simple`` for; ``conv_cuda``: CUDA, with the
+``conv1d``/``conv2d`` run the kernels of the input's backend, one module per backend in
+``kernels/`` (``simple``: plain loops, the course's reference; ``fast``: parallel Numba,
+which a course starter leaves out and runs ``simple`` for; ``cuda``: CUDA, with the
 ``cuda`` extra), chosen in ``conv.CONV_KERNELS``. Everything
 else is built from the backend primitives, so it runs on any backend.
 """

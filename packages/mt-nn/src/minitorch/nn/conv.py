@@ -13,11 +13,11 @@ A 1-D convolution is the 2-D one with height 1, so one pair of kernels serves bo
 backend has its own pair, in its own module, found in ``CONV_KERNELS`` by the backend's
 ``TensorOps`` class: the ``name`` that class declares (``simple``, ``fast``, ``cuda``), or
 the nearest base class's, so ``TensorBackend(FastOps)`` and ``PlainFastBackend`` find the
-fast kernels whatever they are called: ``conv_simple`` (plain loops, the course's
-reference), ``conv_fast`` (parallel Numba; a course starter leaves it out, and its table
-sends the fast backends to ``conv_simple``) and ``conv_cuda`` (CUDA, imported only when a
-``CudaBackend`` tensor is convolved). Every module offers the same two functions over flat
-storages:
+fast kernels whatever they are called: ``kernels/simple.py`` (plain loops, the course's
+reference), ``kernels/fast.py`` (parallel Numba; a course starter leaves it out, and its
+table sends the fast backends to ``simple``) and ``kernels/cuda.py`` (CUDA, imported only
+when a ``CudaBackend`` tensor is convolved). Every module is a ``kernels.ConvKernels``: the
+same two functions over flat storages,
 
 - ``conv_forward(out, inp, weight, weight_strides, bias, sizes, reverse)``
 - ``conv_weight_grad(grad_weight, grad_out, inp, sizes, reverse)``
@@ -30,25 +30,24 @@ from __future__ import annotations
 
 import importlib
 from math import prod
-from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
 from minitorch.autodiff import Context
 from minitorch.tensor import Function, Tensor, TensorBackend
 
-from .conv_simple import Sizes
+from .kernels import ConvKernels, Sizes
 
 __all__ = ["CONV_KERNELS", "Conv1dFun", "Conv2dFun", "conv1d", "conv2d", "kernels_for"]
 
 CONV_KERNELS: dict[str, str] = {
-    "simple": "minitorch.nn.conv_simple",
-    "fast": "minitorch.nn.conv_fast",
-    "cuda": "minitorch.nn.conv_cuda",
+    "simple": "minitorch.nn.kernels.simple",
+    "fast": "minitorch.nn.kernels.fast",
+    "cuda": "minitorch.nn.kernels.cuda",
 }
 """``TensorOps.name`` of a backend's ops class -> the module of its convolution kernels."""
 
 
-def kernels_for(backend: TensorBackend) -> ModuleType:
+def kernels_for(backend: TensorBackend) -> ConvKernels:
     """Return the module of convolution kernels for ``backend`` (imported on first use).
 
     The kernels are found by the backend's ops class (``backend.ops``): the first class in
@@ -60,7 +59,7 @@ def kernels_for(backend: TensorBackend) -> ModuleType:
     for ops in backend.ops.__mro__:
         module = CONV_KERNELS.get(vars(ops).get("name", ""))
         if module is not None:
-            return importlib.import_module(module)
+            return cast(ConvKernels, importlib.import_module(module))
     raise LookupError(
         f"conv has no kernels for backend {backend.name!r} (ops {backend.ops.__name__}); it "
         f"has kernels for the backends {sorted(CONV_KERNELS)}: move the tensors with "

@@ -26,6 +26,7 @@ from minitorch.tensor import (
     TensorBackend,
     check_dim,
     check_reduction_dim,
+    check_seed,
     from_numpy,
     is_max,
     max_mask,
@@ -369,25 +370,6 @@ class DropoutFun(Function):
         # END SOLUTION
 
 
-def _check_seed(seed: object, where: str) -> None:
-    """Check a ``seed`` argument: None, a non-negative int or a ``numpy.random.Generator``.
-
-    Raises:
-        TypeError: naming ``where`` and ``seed`` for another type (numpy's SeedSequence
-            message otherwise).
-        ValueError: for a negative int.
-    """
-    if seed is None or isinstance(seed, np.random.Generator):
-        return
-    if not isinstance(seed, (int, np.integer)) or isinstance(seed, (bool, np.bool_)):
-        raise TypeError(
-            f"{where}: seed must be an int, a numpy.random.Generator or None, got "
-            f"{type(seed).__name__} {seed!r}"
-        )
-    if seed < 0:
-        raise ValueError(f"{where}: seed must be non-negative, got {seed}")
-
-
 def dropout(
     input: Tensor,
     rate: float,
@@ -419,7 +401,7 @@ def dropout(
     rate = float(rate)
     if not 0.0 <= rate <= 1.0:
         raise ValueError(f"dropout rate must be in [0, 1], got {rate}")
-    _check_seed(seed, "dropout")
+    check_seed(seed, "dropout")
     # BEGIN SOLUTION task4_4
     if ignore or rate == 0.0:
         return input

@@ -14,19 +14,13 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from minitorch.operators import Module, Parameter
-from minitorch.tensor import Tensor, TensorBackend, from_numpy
+from minitorch.tensor import Tensor, TensorBackend, from_numpy, seeded_rng
 
 from .conv import conv1d, conv2d
-from .functions import _check_seed
 
 __all__ = ["Conv1d", "Conv2d", "Linear"]
 
 Seed = int | np.random.Generator | None
-
-
-def _rng(seed: Seed, layer: str) -> np.random.Generator:
-    _check_seed(seed, layer)
-    return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
 
 
 def _uniform(
@@ -69,7 +63,7 @@ class Linear(Module):
     ) -> None:
         super().__init__()
         _positive("Linear", in_size=in_size, out_size=out_size)
-        rng = _rng(seed, "Linear")
+        rng = seeded_rng(seed, "Linear")
         self.in_size, self.out_size = in_size, out_size
         self.weight = _uniform((in_size, out_size), in_size, backend, rng)
         self.bias = _uniform((out_size,), in_size, backend, rng)
@@ -123,7 +117,7 @@ class Conv1d(Module):
         _positive(
             "Conv1d", in_channels=in_channels, out_channels=out_channels, kernel_width=kernel_width
         )
-        rng = _rng(seed, "Conv1d")
+        rng = seeded_rng(seed, "Conv1d")
         fan_in = in_channels * kernel_width
         self.weight = _uniform((out_channels, in_channels, kernel_width), fan_in, backend, rng)
         self.bias = _uniform((out_channels,), fan_in, backend, rng)
@@ -164,7 +158,7 @@ class Conv2d(Module):
         super().__init__()
         kh, kw = (kernel, kernel) if isinstance(kernel, int) else tuple(kernel)
         _positive("Conv2d", in_channels=in_channels, out_channels=out_channels, kh=kh, kw=kw)
-        rng = _rng(seed, "Conv2d")
+        rng = seeded_rng(seed, "Conv2d")
         fan_in = in_channels * kh * kw
         self.weight = _uniform((out_channels, in_channels, kh, kw), fan_in, backend, rng)
         self.bias = _uniform((out_channels,), fan_in, backend, rng)

@@ -11,7 +11,26 @@ from typing import Any
 from minitorch.autodiff import no_grad
 
 from .__about__ import __version__
-from .creation import from_numpy, grad_central_difference, grad_check, ones, rand, tensor, zeros
+from .autograd import (
+    AccumulateGrad,
+    Function,
+    History,
+    Node,
+    RemovableHandle,
+    grad_central_difference,
+    grad_check,
+)
+from .backends.protocol import TensorBackend, TensorOps, check_same_device, matmul_shape
+from .backends.registry import (
+    available_backends,
+    backend,
+    default_backend,
+    get_default_backend,
+    resolve_backend,
+    set_default_backend,
+)
+from .backends.simple import SimpleBackend, SimpleOps
+from .creation import from_numpy, ones, rand, tensor, zeros
 from .functions import (
     EQ,
     GT,
@@ -22,8 +41,6 @@ from .functions import (
     Copy,
     Div,
     Exp,
-    Function,
-    History,
     Index,
     IndexRows,
     Inv,
@@ -44,8 +61,8 @@ from .functions import (
     is_max,
     max_mask,
 )
-from .graph import AccumulateGrad, Node, RemovableHandle
-from .tensor import CallableBool, MaxResult, NumelSize, Size, Tensor
+from .seeds import check_seed, seeded_rng
+from .tensor import Tensor
 from .tensor_data import (
     MAX_DIMS,
     IndexingError,
@@ -62,20 +79,7 @@ from .tensor_data import (
     strides_from_shape,
     to_index,
 )
-from .tensor_ops import (
-    SimpleBackend,
-    SimpleOps,
-    TensorBackend,
-    TensorOps,
-    available_backends,
-    backend,
-    check_same_device,
-    default_backend,
-    get_default_backend,
-    matmul_shape,
-    resolve_backend,
-    set_default_backend,
-)
+from .torch_compat import CallableBool, MaxResult, NumelSize, Size
 
 __all__ = [
     "EQ",
@@ -130,6 +134,7 @@ __all__ = [
     "check_dim",
     "check_reduction_dim",
     "check_same_device",
+    "check_seed",
     "check_shape",
     "default_backend",
     "from_numpy",
@@ -145,6 +150,7 @@ __all__ = [
     "ones",
     "rand",
     "resolve_backend",
+    "seeded_rng",
     "set_default_backend",
     "shape_broadcast",
     "strides_from_shape",

@@ -1,27 +1,22 @@
-"""Making tensors and checking their gradients.
-
-``tensor``, ``zeros``, ``ones``, ``rand`` and ``from_numpy`` make tensors;
-``grad_central_difference`` and ``grad_check`` check gradients against central differences.
-"""
+"""Making tensors: ``tensor``, ``zeros``, ``ones``, ``rand`` and ``from_numpy``."""
 
 from __future__ import annotations
 
-import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from math import prod
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from .backends.protocol import TensorBackend
+from .backends.registry import resolve_backend
+from .seeds import seeded_rng
 from .tensor import Tensor
 from .tensor_data import TensorData, check_shape, flatten_nested
-from .tensor_ops import TensorBackend, resolve_backend
 
 __all__ = [
     "from_numpy",
-    "grad_central_difference",
-    "grad_check",
     "ones",
     "rand",
     "tensor",
@@ -146,22 +141,8 @@ def rand(
         ValueError: for a negative ``seed``.
     """
     s, where = _shape_args("rand", shape, backend)
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(_seed(seed))
+    rng = seeded_rng(seed, "rand()")
     return _make(_allocate("rand", s, rng.random), s, where, requires_grad)
-
-
-def _seed(seed: object) -> int | None:
-    """``seed`` checked for ``default_rng``: None or a non-negative int (not a bool)."""
-    if seed is None:
-        return None
-    if not isinstance(seed, (int, np.integer)) or isinstance(seed, (bool, np.bool_)):
-        raise TypeError(
-            "rand(): seed must be an int, a numpy.random.Generator or None, got "
-            f"{type(seed).__name__} {seed!r}"
-        )
-    if seed < 0:
-        raise ValueError(f"rand(): seed must be non-negative, got {seed}")
-    return int(seed)
 
 
 def from_numpy(
@@ -188,82 +169,3 @@ def from_numpy(
     if not arr.flags.c_contiguous:
         arr = np.ascontiguousarray(arr)
     return _make(arr.reshape(-1), tuple(arr.shape), backend, requires_grad)
-
-
-def _shifted_value(
-    f: Callable[..., Tensor], vals: Sequence[Tensor], arg: int, ind: Sequence[int], shift: float
-) -> float:
-    """``f(*vals).sum()`` with entry ``ind`` of ``vals[arg]`` moved by ``shift``."""
-    x = vals[arg]
-    arr = np.array(x.to_numpy(), dtype=np.float64)
-    arr[tuple(ind)] += shift
-    args = list(vals)
-    args[arg] = from_numpy(arr, backend=x.backend)
-    return f(*args).sum().item()
-
-
-def grad_central_difference(
-    f: Callable[..., Tensor],
-    *vals: Tensor,
-    arg: int = 0,
-    epsilon: float = 1e-6,
-    ind: Sequence[int] = (),
-) -> float:
-    """Central-difference estimate of ``d f(*vals).sum() / d vals[arg][ind]``."""
-    up = _shifted_value(f, vals, arg, ind, epsilon)
-    down = _shifted_value(f, vals, arg, ind, -epsilon)
-    return (up - down) / (2.0 * epsilon)
-
-
-def grad_check(
-    f: Callable[..., Tensor],
-    *vals: Tensor,
-    rtol: float = 1e-2,
-    atol: float = 1e-2,
-    samples: int | None = 5,
-    seed: int = 0,
-) -> None:
-    """Check backprop through ``f`` (its output summed) against central differences.
-
-    Args:
-        f: a function of tensors returning a tensor.
-        *vals: the inputs; they are made leaves that require gradients.
-        rtol: relative tolerance.
-        atol: absolute tolerance.
-        samples: how many random entries of each input to check (None: every entry).
-        seed: seed for picking the entries.
-
-    An entry where ``f`` has no derivative is not checked: where the one-sided differences
-    disagree (a jump, as ``a < b`` at ``a == b``, or a kink, as ``relu`` at 0), backprop's
-    value is a convention and the central difference measures the jump.
-
-    Raises:
-        AssertionError: naming the input and index whose gradient disagrees.
-    """
-    leaves = [v.detach().requires_grad_(True) for v in vals]
-    out = f(*leaves)
-    total = out.sum()
-    total.backward()
-    at = total.item()
-    rng = random.Random(seed)
-    for i, x in enumerate(leaves):
-        grad = x.grad
-        if grad is None:
-            raise AssertionError(f"input {i} of {f!r} received no gradient")
-        got_all = grad.to_numpy()
-        indices = list(x.tensor_data.indices())
-        if samples is not None and len(indices) > samples:
-            indices = rng.sample(indices, samples)
-        for ind in indices:
-            expected = grad_central_difference(f, *leaves, arg=i, ind=ind)
-            got = float(got_all[ind])
-            if not np.isclose(got, expected, rtol=rtol, atol=atol):
-                eps = 1e-6
-                right = (_shifted_value(f, leaves, i, ind, eps) - at) / eps
-                left = (at - _shifted_value(f, leaves, i, ind, -eps)) / eps
-                if not np.isclose(left, right, rtol=rtol, atol=atol):
-                    continue  # no derivative at this point: nothing to check
-                raise AssertionError(
-                    f"gradient check failed for {f!r}: input {i} index {ind}: backprop "
-                    f"gives {got}, central difference gives {expected}"
-                )

@@ -1,29 +1,28 @@
-"""The differentiable operations on Tensors: ``Function`` and one subclass per operation.
+"""The differentiable operations on Tensors (tasks 2.3 and 2.4): one ``Function`` each.
 
 Every operation is a ``Function`` with a ``forward`` written with the backend's primitives
 (``t.backend``) and a ``backward`` that returns one gradient per tensor input. Shapes, dims
 and permutation orders are plain Python values passed to ``apply`` alongside the tensors;
 they get no gradient. Gradients of broadcast inputs are summed back to each input's shape
-in ``Tensor.chain_rule``, once, for every function.
+by the engine (``autograd/engine.py``), once, for every function.
 
-This module needs no ``Tensor`` at run time (``tensor.py`` imports it, not the reverse):
-``apply`` recognises tensors as graph nodes on a ``TensorBackend``, and new tensors are made
-with the public ``make``/``zeros`` of an input.
+This is the catalogue only: ``Function`` and what runs the graph live in ``autograd/``.
+It needs no ``Tensor`` at run time (``tensor.py`` imports it, not the reverse): new tensors
+are made with the public ``make``/``zeros`` of an input.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from minitorch.autodiff import Context, GraphNode, is_grad_enabled, no_grad
+from minitorch.autodiff import Context
 
-from .graph import node_name
+from .autograd import Function
+from .backends.protocol import _const, _like, expand
 from .tensor_data import TensorData
-from .tensor_ops import TensorBackend, check_same_device, expand
 
 if TYPE_CHECKING:
     from .tensor import Tensor
@@ -38,8 +37,6 @@ __all__ = [
     "Copy",
     "Div",
     "Exp",
-    "Function",
-    "History",
     "Index",
     "IndexRows",
     "Inv",
@@ -61,148 +58,6 @@ __all__ = [
     "max_mask",
     "power",
 ]
-
-
-@dataclass(slots=True, eq=False)
-class History:
-    """How a Tensor was made: the function, its context and its tensor inputs.
-
-    A leaf (a tensor that requires a gradient) has a history with no function. Besides the
-    graph, a history keeps what PyTorch keeps on a tensor's autograd metadata: the tensor's
-    hooks, whether it retains its gradient, whether its saved values were freed by a
-    backward pass, and (weakly) the ``grad_fn`` node shown for it.
-    """
-
-    last_fn: type[Function] | None = None
-    ctx: Context | None = None
-    inputs: Sequence[Tensor] = ()
-    saved_versions: Sequence[tuple[Tensor, int]] = ()
-    hooks: dict[int, Callable[[Tensor], Tensor | None]] | None = None
-    retains_grad: bool = False
-    freed: bool = False
-    node: Callable[[], Any] | None = None  # a weakref to the graph.Node shown for it
-
-    def free(self) -> None:
-        """Drop the saved values (a backward pass without ``retain_graph`` ran through)."""
-        self.freed = True
-        self.saved_versions = ()
-        if self.ctx is not None:
-            self.ctx.saved_values = ()
-
-    def check_saved_versions(self) -> None:
-        """Refuse a backward pass through tensors written in place after they were saved.
-
-        Raises:
-            RuntimeError: naming the function and the tensor's shape and versions.
-        """
-        for t, version in self.saved_versions:
-            now = t.version
-            if now != version:
-                name = node_name(self.last_fn) if self.last_fn is not None else "?"
-                raise RuntimeError(
-                    "one of the variables needed for gradient computation has been modified "
-                    f"by an inplace operation: a tensor of shape {t.shape} that {name} saved "
-                    f"is at version {now}; expected version {version} instead. Write into a "
-                    "copy instead, or before using it"
-                )
-
-
-def _like(t: Tensor, td: TensorData) -> Tensor:
-    """A constant tensor (of ``t``'s class) over ``td``, a view of ``t``'s storage."""
-    return type(t)._constant(td, t.backend)
-
-
-def _const(like: Tensor, value: float, shape: tuple[int, ...] = (1,)) -> Tensor:
-    """A one-element constant on ``like``'s backend (it broadcasts against anything).
-
-    ``shape`` is any shape of one element: ``(1,)``, ``()``, ``(1, 1)``...
-    """
-    backend = like.backend
-    storage = backend.ops.storage_from_numpy(np.full(1, float(value)))
-    return type(like)._constant(TensorData._fresh(storage, shape, 1), backend)
-
-
-class Function:
-    """A differentiable operation on Tensors.
-
-    Subclasses define ``forward(ctx, *args)`` with the backend primitives (``t.backend``)
-    and ``backward(ctx, grad_output)`` returning one gradient per *tensor* argument, in
-    order (None for an input that is a constant, which gets no gradient). Non-tensor
-    arguments (dims, shapes, orders) are passed to ``forward`` as they are.
-
-    ``grad_fn_name`` names the node ``t.grad_fn`` shows for an output (PyTorch's name for
-    the built-in operations); a subclass that sets none is ``<ClassName>Backward``, as
-    PyTorch names the node of a custom ``autograd.Function``.
-    """
-
-    grad_fn_name: ClassVar[str | None] = None
-
-    @staticmethod
-    def forward(ctx: Context, *args: Any) -> Tensor:
-        """Compute the output (a constant tensor)."""
-        raise NotImplementedError
-
-    @staticmethod
-    def backward(ctx: Context, grad_output: Tensor) -> Tensor | tuple[Tensor | None, ...]:
-        """Return the gradient of each tensor input."""
-        raise NotImplementedError
-
-    @classmethod
-    def derivatives(cls, ctx: Context, grad_output: Tensor) -> tuple[Tensor | None, ...]:
-        """Run ``backward`` and return its gradients as a tuple (one per tensor input)."""
-        g = cls.backward(ctx, grad_output)
-        return g if isinstance(g, tuple) else (g,)
-
-    @classmethod
-    def apply(cls, *vals: Any) -> Tensor:
-        """Run ``forward`` and, if any tensor input needs a gradient, record the history.
-
-        Without a gradient to record (constant inputs, or inside ``no_grad()``), ``forward``
-        gets a shared context that keeps nothing, and no ``History`` is made.
-        """
-        first: Any = None
-        need_grad = False
-        count = 0
-        for v in vals:
-            if not isinstance(v, GraphNode):
-                continue  # a dim, shape or order
-            count += 1
-            if v.history is not None:
-                need_grad = True
-            try:
-                backend = v.backend  # type: ignore[attr-defined]
-            except AttributeError:  # a Scalar
-                backend = None
-            if backend is first:
-                continue  # the common case: the first tensor's backend object
-            if not isinstance(backend, TensorBackend):
-                raise TypeError(f"{cls.__name__}.apply takes Tensors, got {type(v).__name__}")
-            if first is None:
-                first = backend
-            else:
-                check_same_device(cls.__name__, first, backend)
-        if first is None:
-            raise TypeError(f"{cls.__name__}.apply needs at least one Tensor argument")
-        if not (need_grad and is_grad_enabled()):
-            return cls.forward(_NO_GRAD_CONTEXT, *vals)
-        # (Annotations, not ``cast`` calls: this runs on every recorded operation.)
-        tensors: Sequence[Tensor] = (
-            vals if count == len(vals) else [v for v in vals if isinstance(v, GraphNode)]  # type: ignore[misc]
-        )
-        ctx = Context()
-        with _NO_GRAD:
-            out = cls.forward(ctx, *vals)
-        values: tuple[Tensor, ...] = ctx.saved_values  # shapes and numbers too
-        saved = [(v, v.version) for v in values if isinstance(v, GraphNode)]
-        out.history = History(cls, ctx, tensors, saved)
-        return out
-
-
-_NO_GRAD = no_grad()
-"""The block around a recording ``forward`` (one object: ``no_grad`` keeps its state per thread)."""
-
-_NO_GRAD_CONTEXT = Context(no_grad=True)
-"""The context of every forward that records nothing: ``save_for_backward`` keeps nothing."""
 
 
 class Neg(Function):
@@ -519,7 +374,7 @@ class All(Function):
 
 
 class LT(Function):
-    """``a < b`` as 1.0/0.0."""
+    """``a < b`` as 1.0/0.0: piecewise constant, so its gradients are zero."""
 
     grad_fn_name = "LtBackward0"
 
@@ -533,14 +388,28 @@ class LT(Function):
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> tuple[Tensor, Tensor]:
-        """Zero gradients."""
+        """Zero gradients, one of each input's shape (the rule of every comparison)."""
         # BEGIN SOLUTION task2_4
         a_shape, b_shape = ctx.saved_values
         return grad_output.zeros(a_shape), grad_output.zeros(b_shape)
         # END SOLUTION
 
 
-class GT(Function):
+class _Comparison(Function):
+    """A comparison besides ``LT``: 1.0/0.0, piecewise constant, so its gradients are zero.
+
+    Its ``backward`` is ``LT``'s zero-gradient rule, called by name: task 2.4 writes that
+    rule once, in ``LT.backward``, and every comparison's forward saves what it needs (the
+    two input shapes).
+    """
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> tuple[Tensor, Tensor]:
+        """Zero gradients, one of each input's shape (``LT.backward``)."""
+        return LT.backward(ctx, grad_output)
+
+
+class GT(_Comparison):
     """``a > b`` as 1.0/0.0."""
 
     grad_fn_name = "GtBackward0"
@@ -553,10 +422,8 @@ class GT(Function):
         return a.backend.lt_zip(b, a)
         # END SOLUTION
 
-    backward = LT.backward
 
-
-class EQ(Function):
+class EQ(_Comparison):
     """``a == b`` as 1.0/0.0."""
 
     grad_fn_name = "EqBackward0"
@@ -569,11 +436,9 @@ class EQ(Function):
         return a.backend.eq_zip(a, b)
         # END SOLUTION
 
-    backward = LT.backward
 
-
-class IsClose(Function):
-    """``|a - b| < 1e-2`` as 1.0/0.0 (not differentiable)."""
+class IsClose(_Comparison):
+    """``|a - b| < 1e-2`` as 1.0/0.0; its gradients are zero, as every comparison's."""
 
     grad_fn_name = "IscloseBackward0"
 
@@ -584,8 +449,6 @@ class IsClose(Function):
         ctx.save_for_backward(a.shape, b.shape)
         return a.backend.is_close_zip(a, b)
         # END SOLUTION
-
-    backward = LT.backward
 
 
 class Permute(Function):
@@ -683,7 +546,7 @@ def _transpose(t: Tensor) -> Tensor:
     shape, strides = list(td.shape), list(td.strides)
     shape[-2:] = shape[-1], shape[-2]
     strides[-2:] = strides[-1], strides[-2]
-    return _like(t, TensorData._view(td.storage, tuple(shape), tuple(strides), td.version))
+    return _like(t, TensorData._view(td.storage, tuple(shape), tuple(strides), td.version_counter))
 
 
 def _sign(a: Tensor) -> Tensor:
@@ -864,7 +727,7 @@ def _row(t: Tensor, i: int) -> Tensor:
     td = t.tensor_data
     offset = i * int(td.strides[0])
     storage = td.storage[offset:] if offset else td.storage
-    return _like(t, TensorData._view(storage, td.shape[1:], td.strides[1:], td.version))
+    return _like(t, TensorData._view(storage, td.shape[1:], td.strides[1:], td.version_counter))
 
 
 class IndexRows(Function):

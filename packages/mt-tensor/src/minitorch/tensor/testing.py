@@ -32,10 +32,13 @@ from hypothesis import strategies as st
 
 from minitorch.operators import MathTestVariable
 
-from .creation import from_numpy, grad_check, ones, rand, zeros
-from .tensor import MaxResult, Tensor
+from .autograd import grad_check
+from .backends.protocol import TensorBackend
+from .backends.simple import SimpleBackend, SimpleOps
+from .creation import from_numpy, ones, rand, zeros
+from .tensor import Tensor
 from .tensor_data import IndexingError, broadcasts_to
-from .tensor_ops import SimpleBackend, SimpleOps, TensorBackend
+from .torch_compat import MaxResult
 
 __all__ = [
     "ARITHMETIC",

@@ -1,6 +1,6 @@
 """Hidden tests of module 3, CPU (kept in this repository only; the course tool grades with them).
 
-They run on ``PlainFastBackend``: the kernels the student writes (``plain.py``).
+They run on ``PlainFastBackend``: the kernels the student writes (``kernels/plain.py``).
 """
 
 import numpy as np

@@ -1,15 +1,16 @@
 """The course's kernels (tasks 3.1 and 3.2): one ``prange`` loop nest per primitive.
 
-This is the fast backend a student writes in module 3, and what ``PlainFastOps`` /
-``PlainFastBackend`` run. Each kernel takes ``(storage, shape, strides)`` triples, as the
-backend protocol of mt-tensor defines them; the outer loop is a ``prange`` over output
-positions, each iteration with its own index buffers, so threads share nothing but the
-output positions they own. The index helpers are mt-tensor's own, compiled by Numba.
-The reduce kernel is the course's (``make_fold``: it folds into what ``out`` holds);
-``make_reduce`` fills ``out`` with the protocol's ``start`` first. ``minitorch.fast.course``
-offers these kernels under the course's names (``tensor_map``, ...).
-The released package's ``tuned`` module computes the same results faster, and ``FastOps``
-runs it; a course starter leaves it out, and there ``FastOps`` runs these kernels.
+A ``KernelModule`` (see ``kernels/__init__.py``). This is the fast backend a student
+writes in module 3, and what ``PlainFastOps`` / ``PlainFastBackend`` run. Each kernel
+takes ``(storage, shape, strides)`` triples, as the backend protocol of mt-tensor defines
+them; the outer loop is a ``prange`` over output positions, each iteration with its own
+index buffers, so threads share nothing but the output positions they own. The index
+helpers are mt-tensor's own, compiled by Numba. The reduce kernel is the course's
+(``make_fold``: it folds into what ``out`` holds); ``make_reduce`` fills ``out`` with the
+protocol's ``start`` first. ``minitorch.fast.course`` offers these kernels under the
+course's names (``tensor_map``, ...). The released package's ``tuned`` module computes the
+same results faster, and ``FastOps`` runs it; a course starter leaves it out, and there
+``FastOps`` runs these kernels.
 """
 
 from __future__ import annotations
@@ -23,17 +24,29 @@ from numba import njit, prange
 from minitorch.operators import add
 from minitorch.tensor import broadcast_index, index_to_position, to_index
 
-from . import _cache
-from .runtime import jit_scalar, run
+from .. import _cache
+from ..runtime import jit_scalar, run
 
-__all__ = ["KERNELS", "make_fold", "make_map", "make_reduce", "make_zip", "matmul", "run"]
+__all__ = [
+    "KERNELS",
+    "PARALLEL",
+    "make_fold",
+    "make_map",
+    "make_reduce",
+    "make_zip",
+    "matmul",
+    "run",
+]
 
 # The operators and the index helpers are compiled into the kernels: key the cache on
 # the files that define them (found through the public functions, not private modules).
 _cache.install(__file__, _cache.defining_modules(add, index_to_position))
 
 KERNELS: dict[str, Any] = {}
-"""Every cached kernel built so far, by name (``map[neg]``, ``matmul``), for diagnostics."""
+"""Every cached kernel built so far, by name (``map[neg]``, ``matmul``)."""
+PARALLEL = KERNELS
+"""The parallel kernels by name, for Numba's parallel diagnostics: every kernel here is
+parallel only (``tuned``'s have serial twins), so this is ``KERNELS`` itself."""
 
 
 def make_map(fn: Callable[[float], float], cache: bool = True) -> Callable[..., None]:

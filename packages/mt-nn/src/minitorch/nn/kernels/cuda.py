@@ -1,6 +1,7 @@
 """The convolution kernels of ``CudaBackend``: CUDA, one thread (or block) per output value.
 
-They compute what ``conv_simple`` computes (read that first; the formulas are there), with
+A ``ConvKernels`` module (see ``kernels/__init__.py``). They compute what ``simple``
+computes (read that first; the formulas are there), with
 the same two functions over flat device storages. ``conv``'s table imports this module
 only when a convolution meets a ``CudaBackend`` tensor, so ``import minitorch.nn`` never
 loads the CUDA toolchain.
@@ -30,7 +31,7 @@ from minitorch.cuda import (
 )
 from minitorch.operators import add
 
-from .conv_simple import Sizes
+from . import Sizes
 
 __all__ = ["conv_forward", "conv_weight_grad"]
 
@@ -98,7 +99,7 @@ def conv_forward(
     sizes: Sizes,
     reverse: bool,
 ) -> None:
-    """Write ``bias[o] + conv(inp[b], weight[o])`` into ``out`` (see ``conv_simple``)."""
+    """Write ``bias[o] + conv(inp[b], weight[o])`` into ``out`` (see ``simple``)."""
     require_device()
     batch, in_ch, height, width, out_ch, kh, kw = sizes
     size = batch * out_ch * height * width
@@ -129,7 +130,7 @@ def conv_weight_grad(
     sizes: Sizes,
     reverse: bool,
 ) -> None:
-    """Write the weight's gradient into ``grad_weight`` (see ``conv_simple``)."""
+    """Write the weight's gradient into ``grad_weight`` (see ``simple``)."""
     require_device()
     batch, in_ch, height, width, out_ch, kh, kw = sizes
     blocks = out_ch * in_ch * kh * kw

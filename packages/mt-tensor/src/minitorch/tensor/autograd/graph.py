@@ -6,47 +6,24 @@ PyTorch's vocabulary, made lazily when a program asks for ``t.grad_fn`` (never o
 path of ``Function.apply``): a ``Node`` per function application, named as PyTorch names
 it (``MulBackward0``), whose ``next_functions`` lead to the nodes of its inputs, to an
 ``AccumulateGrad`` for a leaf that requires grad, or to None for a constant.
-
-This module also keeps the per-thread state of a running ``backward()`` (``retain_graph``
-and which gradient tensors leaves already hold) and PyTorch's error messages.
 """
 
 from __future__ import annotations
 
 import itertools
-import threading
 import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from minitorch.autodiff import GraphNode
 
+from .errors import FREED_GRAPH
+
 if TYPE_CHECKING:
-    from .functions import Function, History
-    from .tensor import Tensor
+    from ..tensor import Tensor
+    from .function import Function, History
 
-__all__ = ["AccumulateGrad", "Node", "RemovableHandle"]
-
-FREED_GRAPH = (
-    "Trying to backward through the graph a second time (or directly access saved tensors "
-    "after they have already been freed). Saved intermediate values of the graph are freed "
-    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
-    "backward through the graph a second time or if you need to access saved tensors after "
-    "calling backward."
-)
-"""PyTorch's message for a second backward through a graph whose saved values are freed."""
-
-NON_LEAF_GRAD = (
-    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
-    "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
-    "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. "
-    "If you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor "
-    "instead."
-)
-"""PyTorch's warning (a UserWarning) on reading ``.grad`` of a non-leaf that did not retain it."""
-
-LEAF_IN_PLACE = "a leaf Variable that requires grad is being used in an in-place operation."
-"""PyTorch's error for an in-place operation on a leaf that requires grad, outside no_grad."""
+__all__ = ["AccumulateGrad", "Node", "RemovableHandle", "grad_fn_of", "node_name"]
 
 
 def node_name(fn: type[Function]) -> str:
@@ -187,19 +164,3 @@ class RemovableHandle:
 
     def __exit__(self, *exc: object) -> None:
         self.remove()
-
-
-class _BackwardState(threading.local):
-    """Per thread, during ``Tensor.backward``: whether to keep the graph, and claimed grads.
-
-    ``claimed`` holds the ids of gradient tensors already stored in some ``.grad`` (or
-    passed in by the caller) in this backward pass: a leaf that would receive one of them
-    stores a copy, so that an in-place change of one ``.grad`` cannot change another's.
-    """
-
-    def __init__(self) -> None:
-        self.retain_graph = False
-        self.claimed: set[int] | None = None
-
-
-BACKWARD = _BackwardState()

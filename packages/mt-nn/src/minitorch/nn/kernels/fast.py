@@ -1,6 +1,7 @@
 """The convolution kernels of ``FastBackend``: parallel Numba, vectorised by LLVM.
 
-They compute what ``conv_simple`` computes (read that first; the formulas are there), with
+A ``ConvKernels`` module (see ``kernels/__init__.py``). They compute what ``simple``
+computes (read that first; the formulas are there), with
 the same two functions ``conv_forward`` and ``conv_weight_grad`` over flat storages. The
 loops are arranged for speed:
 
@@ -35,7 +36,7 @@ from numba.extending import register_jitable
 
 from minitorch.fast import run_kernel
 
-from .conv_simple import Sizes
+from . import Sizes
 
 __all__ = ["CHUNK", "conv_forward", "conv_weight_grad"]
 
@@ -62,7 +63,7 @@ def conv_forward(
     sizes: Sizes,
     reverse: bool,
 ) -> None:
-    """Write ``bias[o] + conv(inp[b], weight[o])`` into ``out`` (see ``conv_simple``)."""
+    """Write ``bias[o] + conv(inp[b], weight[o])`` into ``out`` (see ``simple``)."""
     batch, in_ch, height, width, out_ch, kh, kw = sizes
     run_kernel(
         _forward_kernel, _work(sizes), out, inp, weight, bias,
@@ -73,7 +74,7 @@ def conv_forward(
 def conv_weight_grad(
     grad_weight: Any, grad_out: Any, inp: Any, sizes: Sizes, reverse: bool
 ) -> None:
-    """Write the weight's gradient into ``grad_weight`` (see ``conv_simple``)."""
+    """Write the weight's gradient into ``grad_weight`` (see ``simple``)."""
     batch, in_ch, height, width, out_ch, kh, kw = sizes
     run_kernel(
         _weight_grad_kernel, _work(sizes), grad_weight, grad_out, inp,

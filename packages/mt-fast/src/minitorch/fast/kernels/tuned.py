@@ -1,5 +1,7 @@
 """The tuned kernels: what makes ``FastBackend`` fast (the default ``FastOps``).
 
+A ``KernelModule`` (see ``kernels/__init__.py``), as ``plain`` is.
+
 They compute what the course's kernels in ``plain`` compute, with fast paths: stride-aligned
 map and zip without index arithmetic, glibc's vector ``exp`` for ``exp`` and ``sigmoid``
 (``vecmath``), reductions unrolled into eight partial folds or split into blocks of whole
@@ -28,8 +30,8 @@ from numba.extending import register_jitable
 from minitorch.operators import add
 from minitorch.tensor import index_to_position, is_contiguous_layout
 
-from . import _cache, vecmath
-from .runtime import GRAIN, Kernel, jit_scalar, run, twin
+from .. import _cache, vecmath
+from ..runtime import GRAIN, Kernel, jit_scalar, run, twin
 
 __all__ = ["KERNELS", "PARALLEL", "make_map", "make_reduce", "make_zip", "matmul", "run"]
 

@@ -1,5 +1,7 @@
 """The convolution kernels of ``SimpleBackend``: plain Python loops, written to be read.
 
+A ``ConvKernels`` module (see ``kernels/__init__.py``), as ``fast`` and ``cuda`` are.
+
 This is the course's reference convolution (tasks 4.1 and 4.2), the one to read first; the
 ``fast`` (Numba) and ``cuda`` kernels compute the same numbers, faster. A 1-D convolution
 is the 2-D one with ``height = 1`` and ``kh = 1``, so two functions serve both:
@@ -21,10 +23,9 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["conv_forward", "conv_weight_grad"]
+from . import Sizes
 
-# (batch, in_channels, height, width, out_channels, kernel_height, kernel_width)
-Sizes = tuple[int, int, int, int, int, int, int]
+__all__ = ["conv_forward", "conv_weight_grad"]
 
 
 def conv_forward(
