@@ -283,6 +283,18 @@ def test_check_catches_a_solution_statement_or_formula_planted_in_a_docstring(tm
     assert all("hands out the solution" in p for p in problems)
 
 
+def test_check_catches_a_solution_planted_in_a_script_at_the_starters_root(tmp_path):
+    # which_layers.py (and the training launchers) ship beside the package: read as well.
+    layer = CAL.layer("operators")
+    assign("operators", tmp_path / "s", cal=CAL, wheels=False)
+    path = tmp_path / "s/which_layers.py"
+    assert path.is_file()
+    path.write_text(path.read_text() + "\n# Hint: ``acc = fn(acc, x)``\n")
+    (problem,) = leak_problems(layer, CAL, tmp_path / "s")
+    assert problem.startswith("which_layers.py:")
+    assert "acc = fn(acc, x)" in problem
+
+
 def test_check_catches_an_issue_number_in_anything_a_starter_ships(tmp_path):
     # The planted references are built from parts, so this file itself names no issue.
     issue = "issue"

@@ -205,9 +205,9 @@ def test_assign_writes_a_complete_starter(tmp_path):
 
 def test_assign_refuses_to_hand_out_a_solution(tmp_path, monkeypatch):
     # Every layer is marked: pretend one is not (its markers were forgotten).
-    import course
+    import mtcourse.starter
 
-    monkeypatch.setattr(course, "scan_blocks", lambda layer: {})
+    monkeypatch.setattr(mtcourse.starter, "scan_blocks", lambda layer: {})
     with pytest.raises(CourseError, match="no solution blocks for tasks task2_1"):
         assign("tensor", tmp_path / "s", cal=load_calendar())
     assert not (tmp_path / "s").exists()

@@ -16,6 +16,8 @@ import sys
 from pathlib import Path
 
 import pytest
+import tomllib
+from packaging.requirements import Requirement
 
 from mtcourse.config import REPO, load_calendar
 from mtcourse.runner import make_venv
@@ -102,7 +104,10 @@ def test_every_command_a_starter_names_exists_in_it(tmp_path, layer):
                 if not (starter / words[1]).is_file():
                     problems.append(f"{rel}: `{cmd}`: no {words[1]} in the starter")
                     continue
-                target = starter / "mt_examples" / words[1]  # what the launcher runs
+                # A launcher runs its namesake in mt_examples/; another script runs itself.
+                target = starter / "mt_examples" / words[1]
+                if not target.is_file():
+                    target = starter / words[1]
             else:
                 continue
             known = options_of([target, *helpers] if target.is_file() else helpers)
@@ -208,3 +213,35 @@ def test_the_graded_training_command_trains_and_scores_in_the_starter(tmp_path, 
     assert "at least 90% is needed" in out, out
     assert "(trained 2 epochs, not the graded number)" in out, out
     assert run.returncode == (0 if ": pass" in out else 1), out
+
+
+@pytest.mark.parametrize("layer", list(CAL.layers))
+def test_every_pip_command_a_starter_names_installs_a_layer_below_it(tmp_path, layer):
+    # "Use your own earlier layers": `python -m pip install --no-deps -e ../mt-operators`
+    # installs a student's starter of a lower layer, `... mt-operators==0.5.0` the course's
+    # wheel back. Each must name a layer below this one, at the version of its wheel in
+    # wheels/ (the solution's, which the starter's pyproject pins where it names the layer).
+    starter = tmp_path / layer
+    assign(layer, starter, cal=CAL, wheels=False)
+    wheels = {f"mt-{d}": f"mt-{d}=={CAL.layer(d).solution_version}" for d in CAL.closure(layer)}
+    project = tomllib.loads((starter / "pyproject.toml").read_text(encoding="utf-8"))
+    for text in project["project"]["dependencies"]:
+        assert wheels.get(Requirement(text).name, text) == text, text
+    files = shipped_text(starter)
+    problems = []
+    for rel, text in files.items():
+        for cmd in named_commands(text):
+            words = cmd.split()
+            if words[:4] != ["python", "-m", "pip", "install"]:
+                continue
+            for word in words[4:]:
+                if word.startswith("../") and word.removeprefix("../") not in wheels:
+                    problems.append(f"{rel}: `{cmd}`: {word} is not the starter of a lower layer")
+                if "==" in word and word not in wheels.values():
+                    problems.append(f"{rel}: `{cmd}`: {word} is not a lower layer's wheel")
+    assert not problems, "\n".join(problems)
+    readme = files["README.md"]
+    for name, pin in wheels.items():  # each lower layer: the student's, and the course's back
+        assert f"python -m pip install --no-deps -e ../{name}\n" in readme, name
+        assert f" --find-links wheels {pin}\n" in readme, name
+    assert ("../mt-" in readme) == bool(wheels)

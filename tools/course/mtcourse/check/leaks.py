@@ -147,7 +147,13 @@ def leak_problems(layer: Layer, cal: Calendar, starter: Path) -> list[str]:
             for shape in _shapes(node):
                 shapes.setdefault(shape, f"`{ast.unparse(node)}` ({where}:{line})")
     problems: dict[str, None] = {}
-    files = [*(starter / "src").rglob("*.py"), *(starter / "mt_examples").glob("*.py")]
+    # The package, the training scripts, and the scripts at the root (the launchers,
+    # which_layers.py, conftest.py).
+    files = [
+        *(starter / "src").rglob("*.py"),
+        *(starter / "mt_examples").glob("*.py"),
+        *starter.glob("*.py"),
+    ]
     for path in sorted(files):
         rel = path.relative_to(starter)
         for text, line in _prose(path.read_text(encoding="utf-8")):

@@ -16,7 +16,7 @@ from ..layers import CourseError, ignore_caches, scan_blocks, script_blocks, sol
 from ..markers import MarkerError, render
 from ..suite import wheelhouse
 from .pyproject import student_pyproject
-from .readme import student_readme
+from .readme import REPORT, student_readme
 from .scripts import copy_scripts
 from .workflow import student_workflow
 
@@ -124,6 +124,7 @@ def assign(
     (out / ".github" / "workflows").mkdir(parents=True)
     (out / ".github" / "workflows" / "tests.yml").write_text(student_workflow(layer), "utf-8")
     copy_scripts(layer, cal, out, keep)
+    shutil.copy2(Path(__file__).with_name(REPORT), out / REPORT)
     (out / ".gitignore").write_text("__pycache__/\n*.egg-info/\n.venv/\n.hypothesis/\n")
     if wheels:
         wheelhouse(cal, cal.closure(layer.name), out / "wheels")

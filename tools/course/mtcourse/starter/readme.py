@@ -12,7 +12,11 @@ from ..layers import scan_blocks, script_blocks
 from ..markers import task_number
 from .workflow import INSTALL, task_command
 
-__all__ = ["student_readme", "task_places"]
+__all__ = ["REPORT", "own_layers_readme", "student_readme", "task_places"]
+
+# The script every starter carries at its root (a copy of ``which_layers.py`` beside this
+# module): which installed layers are the student's, and their public tests.
+REPORT = "which_layers.py"
 
 
 def task_places(layer: Layer, cal: Calendar) -> dict[str, dict[str, list[str]]]:
@@ -103,7 +107,7 @@ def task_section(
 def student_readme(
     layer: Layer, cal: Calendar, week: int | None, guide_url: str | None = None
 ) -> str:
-    """The starter's README (see the module's docstring)."""
+    """The starter's README of ``layer``: set-up, tasks, grading, training, earlier layers."""
     deps = [f"`mt-{d}=={cal.layer(d).solution_version}`" for d in cal.closure(layer.name)]
     guide = cal.guide_url if guide_url is None else guide_url
     if guide and not guide.endswith("/"):
@@ -119,7 +123,8 @@ def student_readme(
     when = f" (week {week})" if week is not None else ""
     lower = (
         f"It builds on the released solutions of the lower layers ({', '.join(deps)}), "
-        "installed as wheels, so earlier bugs do not carry over.\n\n"
+        "installed as wheels, so earlier bugs do not carry over (or on your own: see "
+        "Use your own earlier layers, at the end).\n\n"
         if deps
         else ""
     )
@@ -182,6 +187,7 @@ def student_readme(
         "test's assertion and its values; the hidden tests (their names, not their inputs) "
         "are shown when the grades are published.\n"
         f"{_training_readme(layer, cal)}"
+        f"{own_layers_readme(layer, cal)}"
     )
 
 
@@ -231,4 +237,61 @@ def _training_readme(layer: Layer, cal: Calendar) -> str:
         "write (its `NotImplementedError` names the task); everything else it needs (data, "
         "the training loop, the command line) is there. Run it from this folder:\n\n"
         f"{rows}\n{graded}"
+    )
+
+
+def own_layers_readme(layer: Layer, cal: Calendar) -> str:
+    """The README's section on using the student's own finished starters of earlier weeks.
+
+    Each lower layer's starter is expected beside this one, in the folder the course hands
+    it out as (``mt-<layer>``, as ``course.yml`` writes them): installed editable without
+    its dependencies, it replaces the course's wheel; reinstalling the wheel from
+    ``wheels/`` puts the course's back. ``python which_layers.py`` says which is which.
+    """
+    env = "".join(f"{k}={v} " for k, v in layer.test_env.items())
+    report = (
+        f"`{env}python {REPORT}` prints a table of the minitorch layers installed here: each "
+        "is `yours` (the code of a starter, or any install that is not the course's wheel) "
+        "or `course` (the same files as its wheel in `wheels/`), with the public tests of "
+        "each of yours, run in the starter it comes from, and the name of each failing test "
+        f"(`python {REPORT} --no-tests`: the table alone; the exit status is 1 when a test "
+        "fails).\n"
+    )
+    lower = cal.closure(layer.name)
+    if not lower:
+        return (
+            "\n## Use your own earlier layers\n\n"
+            f"This is the first layer: there is no earlier one, and all of `{layer.package}` "
+            "is yours. Keep this folder, named "
+            f"`{layer.package}`, once it is finished: the starters of the later weeks "
+            "install the course's solution of this layer, and their README says how to use "
+            "yours instead, from a folder beside theirs.\n\n" + report
+        )
+    pins = [(f"mt-{d}", cal.layer(d).solution_version) for d in lower]
+    named = ", ".join(f"`{name}=={version}`" for name, version in pins)
+    folders = ", ".join(f"`../{name}`" for name, _ in pins)
+    install = "".join(f"python -m pip install --no-deps -e ../{name}\n" for name, _ in pins)
+    restore = "".join(
+        f"python -m pip install --force-reinstall --no-deps --no-index --find-links wheels "
+        f"{name}=={version}\n"
+        for name, version in pins
+    )
+    return (
+        "\n## Use your own earlier layers\n\n"
+        f"The set-up installs the course's solution of the earlier layers ({named}, from "
+        "`wheels/`), so a bug of an earlier week does not carry over. To build this week "
+        "on your own code instead, put your finished starters of those weeks beside this "
+        f"folder, in the folders the course handed them out as ({folders}), and install each "
+        "one you want into this starter's environment, editable and without its "
+        "dependencies (they are here already):\n\n"
+        f"```\n{install}```\n\n"
+        "Python then imports that layer from your folder, and an edit there counts here at "
+        "once. Running the set-up command again keeps it, as long as its version is the one "
+        "this starter pins (above; pip warns when it is not, and the set-up command would "
+        "then put the course's wheel back). To go back to the course's solution of a "
+        "layer, reinstall its wheel:\n\n"
+        f"```\n{restore}```\n\n"
+        + report
+        + "\nGrading does not change: it runs the functions you write this week with the "
+        "course's solution of everything else.\n"
     )
