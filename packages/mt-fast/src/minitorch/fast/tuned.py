@@ -292,7 +292,8 @@ def make_reduce(fn: Callable[[float, float], float]) -> Kernel:
 _BLOCK_K = 256
 _BLOCK_M_PANELS = 12  # 72 rows of A per task (six-row panels)
 _BLOCK_N = 256  # columns of B per task: a multiple of every block width (4, 8, 16)
-_PACK_GROUP = 8  # panels per packing task
+_PACK_GROUP = 8  # panels per packing task (side by side)
+_PACK_RUN = 64  # steps of k per pass over a row (row by row)
 _FAST = {"reassoc", "contract", "nsz"}  # reorder sums (to vectorise), keep NaN/inf semantics
 
 
@@ -303,33 +304,53 @@ def _build_pack(loop: Any) -> Any:
 
         ``dst[((n * panels + p) * inner + k) * width + r] = src[n, p * width + r, k]``, zero
         for rows past ``count``; ``src[n, r, k]`` is
-        ``src[n * batch_stride + r * row_stride + k * k_stride]``. A task walks k over one
-        panel, or over a group of ``_PACK_GROUP`` side by side when rows are adjacent in
-        memory (a row-major B): it then reads a run of ``_PACK_GROUP * width`` doubles per k,
-        not one piece of a cache line per page.
+        ``src[n * batch_stride + r * row_stride + k * k_stride]``. Rows with unit stride
+        along k (a row-major A) are read row by row, ``_PACK_RUN`` steps of k at a time (the
+        piece of the panel they fill stays in L1); otherwise a task walks k over a group
+        of ``_PACK_GROUP`` panels side by side, which for a row-major B reads runs of
+        ``_PACK_GROUP * width`` doubles, not a piece of one cache line per page.
         """
         panels = (count + width - 1) // width
-        group = _PACK_GROUP if row_stride == 1 else 1
+        group = 1 if k_stride == 1 else _PACK_GROUP
         groups = (panels + group - 1) // group
         for t in loop(batches * groups):
             n = t // groups
             p0 = (t % groups) * group
-            p1 = min(panels, p0 + group)
-            for k in range(inner):
-                for p in range(p0, p1):
-                    r0 = p * width
-                    live = min(width, count - r0)
-                    d = ((n * panels + p) * inner + k) * width
-                    s = n * batch_stride + r0 * row_stride + k * k_stride
-                    if row_stride == 1:
-                        run_of = src[s : s + live]  # a slice: no negative-index checks
-                        for r in range(live):
-                            dst[d + r] = run_of[r]
-                    else:
-                        for r in range(live):
-                            dst[d + r] = src[s + r * row_stride]
-                    for r in range(live, width):
-                        dst[d + r] = 0.0
+            for p in range(p0, min(panels, p0 + group)):
+                r0 = p * width
+                live = min(width, count - r0)
+                first = n * batch_stride + r0 * row_stride
+                panel = dst[(n * panels + p) * inner * width : (n * panels + p + 1) * inner * width]
+                if k_stride == 1:
+                    for k0 in range(0, inner, _PACK_RUN):
+                        steps = min(_PACK_RUN, inner - k0)
+                        for r in range(width):
+                            column = panel[k0 * width + r :]  # slices index without checks
+                            if r < live:
+                                row = src[first + r * row_stride + k0 :]
+                                for k in range(steps):
+                                    column[k * width] = row[k]
+                            else:
+                                for k in range(steps):
+                                    column[k * width] = 0.0
+            if k_stride != 1:
+                p1 = min(panels, p0 + group)
+                for k in range(inner):
+                    s = n * batch_stride + k * k_stride
+                    for p in range(p0, p1):
+                        r0 = p * width
+                        live = min(width, count - r0)
+                        d = ((n * panels + p) * inner + k) * width
+                        piece = dst[d : d + width]
+                        if row_stride == 1:
+                            line = src[s + r0 : s + r0 + live]
+                            for r in range(live):
+                                piece[r] = line[r]
+                        else:
+                            for r in range(live):
+                                piece[r] = src[s + (r0 + r) * row_stride]
+                        for r in range(live, width):
+                            piece[r] = 0.0
 
     return _pack_panels
 
