@@ -1,5 +1,7 @@
 """What the benchmarks share: the optional PyTorch import, rows, timing, cases and options.
 
+And what they ran on: the CPU model, its vector ISA, clock and float64 peak, NumPy's BLAS.
+
 Every benchmark is a script (``python examples/bench_<name>.py``) that measures and prints;
 none asserts anything about speed.
 """
@@ -9,7 +11,9 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import platform
 import statistics
+import subprocess
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -139,3 +143,150 @@ def microseconds_per_call(seconds: Sequence[float], calls: int) -> dict[str, flo
     """Return ``{"best": us, "median": us}`` per call, for rounds of ``calls`` calls each."""
     per_call = [s / calls * 1e6 for s in seconds]
     return {"best": min(per_call), "median": statistics.median(per_call)}
+
+
+# --- The machine: what a figure was measured on ------------------------------------------
+
+
+def cpu_model() -> str:
+    """The CPU's model name with its family, model and stepping (``/proc/cpuinfo``).
+
+    A VM may name only the vendor's line (``AMD EPYC``): the numbers tell its generation
+    (family 25 is AMD Zen 3 and 4). Elsewhere, ``platform.processor()``.
+    """
+    fields: dict[str, str] = {}
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+            for line in cpuinfo:
+                if not line.strip():
+                    break  # the first processor is enough
+                key, _, value = line.partition(":")
+                fields.setdefault(key.strip(), value.strip())
+    except OSError:
+        return platform.processor() or platform.machine() or "unknown CPU"
+    name = fields.get("model name") or platform.processor() or "unknown CPU"
+    numbers = [f"{k} {fields[k]}" for k in ("cpu family", "model", "stepping") if k in fields]
+    return f"{name} ({', '.join(numbers)})" if numbers else name
+
+
+def clock_mhz() -> tuple[float | None, str]:
+    """The clock to compute a peak with, in MHz, and where it came from.
+
+    ``lscpu``'s "CPU max MHz" (the highest clock the kernel knows of) when it reports one;
+    else ``/proc/cpuinfo``'s "cpu MHz" of the first CPU, which on a VM is usually the
+    nominal clock: a core that boosts above it makes more than the "peak".
+    """
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True, timeout=10).stdout
+        for line in out.splitlines():
+            if line.startswith("CPU max MHz:"):
+                return float(line.split(":")[1]), "lscpu 'CPU max MHz'"
+    except (OSError, subprocess.SubprocessError, ValueError):
+        pass
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("cpu MHz"):
+                    return float(
+                        line.split(":")[1]
+                    ), "/proc/cpuinfo 'cpu MHz' (nominal; boost may exceed it)"
+    except (OSError, ValueError):
+        pass
+    return None, "unknown (no lscpu max clock, no /proc/cpuinfo)"
+
+
+@dataclass
+class VectorUnit:
+    """The widest vector instructions LLVM reports for this CPU (llvmlite, as Numba sees it)."""
+
+    isa: str
+    lanes: int
+    fma: bool
+
+    def __str__(self) -> str:
+        fma = " + FMA" if self.fma else " (no FMA)"
+        return f"{self.isa}{fma}, {self.lanes} doubles per vector"
+
+
+def vector_unit() -> VectorUnit:
+    """The host's vector ISA: AVX-512F (8 doubles), AVX2 or AVX (4), else SSE2/NEON (2)."""
+    try:
+        import llvmlite.binding as llvm
+
+        features = {k for k, on in llvm.get_host_cpu_features().items() if on}
+    except (ImportError, RuntimeError):
+        features = set()
+    fma = "fma" in features or "neon" in features
+    for isa, lanes in (("AVX-512F", 8), ("AVX2", 4), ("AVX", 4)):
+        if isa.lower().replace("-", "") in features:
+            return VectorUnit(isa, lanes, fma)
+    return VectorUnit("NEON" if "neon" in features else "SSE2", 2, fma)
+
+
+#: FMA units per core assumed for the peak: two on Intel since Haswell and AMD since Zen 2
+#: (Zen 1 and some Xeon Silver/Bronze have one 256/512-bit unit); ``--fma-units`` changes it.
+FMA_UNITS = 2
+
+
+@dataclass
+class Peak:
+    """The machine's float64 peak: cores x FMA units x lanes x 2 flops x clock."""
+
+    cores: int
+    fma_units: int
+    lanes: int
+    mhz: float | None
+    clock_source: str
+
+    @property
+    def gflops(self) -> float | None:
+        """The peak in GFLOP/s, or None when the clock is unknown."""
+        if self.mhz is None:
+            return None
+        return self.cores * self.fma_units * self.lanes * 2 * self.mhz / 1e3
+
+    def share(self, gflops: float | None) -> str:
+        """``gflops`` as a share of the peak (``"61% of peak"``), or ``""``."""
+        return f"{gflops / self.gflops:.0%} of peak" if gflops and self.gflops else ""
+
+    def __str__(self) -> str:
+        clock = f"{self.mhz / 1e3:.3f} GHz" if self.mhz else "? GHz"
+        total = f"{self.gflops:.1f} GFLOP/s" if self.gflops else "unknown"
+        return (
+            f"float64 peak {total} = {self.cores} cores x {self.fma_units} FMA units x "
+            f"{self.lanes} lanes x 2 flops x {clock} (clock from {self.clock_source})"
+        )
+
+
+def machine_peak(fma_units: int = FMA_UNITS, cores: int | None = None) -> Peak:
+    """This machine's ``Peak`` (every CPU this process may use, unless ``cores`` is given)."""
+    mhz, source = clock_mhz()
+    if cores is None:
+        cores = (
+            len(os.sched_getaffinity(0))
+            if hasattr(os, "sched_getaffinity")
+            else os.cpu_count() or 1
+        )
+    return Peak(cores, fma_units, vector_unit().lanes, mhz, source)
+
+
+def blas_info() -> str:
+    """NumPy's BLAS and the kernel it runs: threadpoolctl's view, else NumPy's build info."""
+    np.ones(2) @ np.ones(2)  # load the BLAS before asking
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        threadpool_info = None
+    if threadpool_info is not None:
+        pools = [p for p in threadpool_info() if p.get("user_api") == "blas"]
+        if pools:
+            p = pools[0]
+            return (
+                f"{p.get('internal_api')} {p.get('version')}, kernel {p.get('architecture')}, "
+                f"{p.get('num_threads')} threads ({p.get('threading_layer')})"
+            )
+    try:
+        blas = np.show_config(mode="dicts")["Build Dependencies"]["blas"]  # type: ignore[call-arg,index]
+        return f"{blas['name']} {blas['version']} (kernel unknown: pip install threadpoolctl)"
+    except Exception:  # NumPy's build info has no stable shape across versions
+        return "unknown (pip install threadpoolctl)"

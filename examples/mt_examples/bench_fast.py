@@ -5,11 +5,16 @@ after a warm-up call (which also compiles or loads the kernel). Ratios are MiniT
 time over NumPy's (lower is better; 1.0 is parity). Matmul rows report GFLOP/s and
 compare medians (the timings of a matmul spread widely on a shared machine). The
 ``target`` column is the speed goal of the row, where it has one (``sum``/``max`` at most
-NumPy's time; matmul at least 90% of NumPy's GFLOP/s in the median).
+NumPy's time; matmul at least 90% of NumPy's GFLOP/s in the median). A matmul row also gives
+MiniTorch's best GFLOP/s as a share of the machine's float64 peak (cores x FMA units x
+doubles per vector x 2 x clock; the header says where each number comes from), and the
+header names the CPU, its vector ISA and NumPy's BLAS, so that figures from different
+machines are never mixed.
 
     hatch run bench:fast            # the full table
     hatch run bench:fast --quick    # smaller sizes, for a smoke test
     hatch run bench:fast --only matmul --repeat 15   # one section
+    hatch run bench:fast --only matmul --fma-units 1 # the peak of a CPU with one FMA unit
 """
 
 from __future__ import annotations
@@ -26,12 +31,18 @@ from minitorch.tensor import from_numpy
 from mt_examples import bench
 from mt_examples.bench import (
     ELEMENTWISE,
+    FMA_UNITS,
+    Peak,
     Row,
     best_time,
+    blas_info,
+    cpu_model,
     import_torch,
     load_line,
+    machine_peak,
     markdown_table,
     step_times,
+    vector_unit,
 )
 
 
@@ -112,7 +123,7 @@ def matmul_row(x: np.ndarray, y: np.ndarray, repeat: int, torch: Any) -> Row:
     # One side after the other, not alternating: each library's thread pool keeps spinning
     # for a while after a call, and on 2 cores would steal the next call's cores.
     fns = [lambda: a @ b, lambda: x @ y] + ([lambda: tx @ ty] if tx is not None else [])
-    times = [step_times([fn], repeat, warmup=1)[0] for fn in fns]
+    times = [step_times([fn], repeat, warmup=2)[0] for fn in fns]
     ours, numpy_, *theirs = ([min(t), statistics.median(t)] for t in times)
     return Row(
         f"matmul {n}x{n}",
@@ -188,8 +199,12 @@ def mlp_step_row(repeat: int, torch: Any, batch: int = 50, hidden: int = 100) ->
     return Row(f"MLP step b={batch} h={hidden}", best_time(ours, repeat), torch=torch_time)
 
 
-def format_table(rows: Sequence[Row]) -> str:
-    """Render the rows as a Markdown table (matmul rows: best, then median, GFLOP/s)."""
+def format_table(rows: Sequence[Row], peak: Peak | None = None) -> str:
+    """Render the rows as a Markdown table (matmul rows: best, then median, GFLOP/s).
+
+    With ``peak``, a matmul row's ``of peak`` cell is MiniTorch's best GFLOP/s as a share
+    of it.
+    """
     header = [
         "operation",
         "MiniTorch fast",
@@ -197,8 +212,14 @@ def format_table(rows: Sequence[Row]) -> str:
         "fast / NumPy",
         "PyTorch CPU",
         "fast / PyTorch",
+        "of peak",
         "target",
     ]
+
+    def of_peak(r: Row) -> str:
+        if peak is None or not r.flops or not r.ours:
+            return ""
+        return peak.share(r.flops / r.ours / 1e9).removesuffix(" of peak")
 
     def cells(r: Row, best: float | None, median: float | None) -> str:
         return r.cell(best) if median is None else f"{r.cell(best)}, {r.cell(median)}"
@@ -219,11 +240,21 @@ def format_table(rows: Sequence[Row]) -> str:
                 ratio(r, r.numpy, r.numpy_median),
                 cells(r, r.torch, r.torch_median),
                 ratio(r, r.torch, r.torch_median),
+                of_peak(r),
                 r.target,
             ]
             for r in rows
         ],
     )
+
+
+def _kernel_line() -> str:
+    """``; MiniTorch matmul: <block>``: the register block mt-fast chose (tuned kernels only)."""
+    try:
+        from minitorch.fast import microkernel
+    except ImportError:  # a course starter: the plain kernels only
+        return ""
+    return f"; MiniTorch matmul micro-kernel: {microkernel.shape()}"
 
 
 SECTIONS = ("elementwise", "reduce", "matmul", "mlp")
@@ -239,13 +270,21 @@ def main(argv: Sequence[str] | None = None) -> str:
         action="append",
         help="measure only this section (repeatable; default: all)",
     )
+    parser.add_argument(
+        "--fma-units",
+        type=int,
+        choices=(1, 2),
+        default=FMA_UNITS,
+        help="FMA units per core, for the peak (Zen 1 and some Xeons have one)",
+    )
     args = parser.parse_args(argv)
     only = set(args.only or SECTIONS)
     torch = None if args.no_torch else import_torch(threads=2)
     if args.quick:
         sizes, sides, mats = [10_000], [100], [32, 64]
     else:
-        sizes, sides, mats = [1_000_000, 10_000_000], [1000, 4096], [64, 256, 512, 1024, 2048]
+        sizes, sides = [1_000_000, 10_000_000], [1000, 4096]
+        mats = [64, 256, 512, 1024, 2048, 4096]
     rows = []
     if "elementwise" in only:
         rows += elementwise_rows(sizes, args.repeat, torch)
@@ -255,8 +294,11 @@ def main(argv: Sequence[str] | None = None) -> str:
         rows += matmul_rows(mats, args.repeat, torch)
     if "mlp" in only:
         rows.append(mlp_step_row(args.repeat, torch))
-    table = format_table(rows)
+    peak = machine_peak(args.fma_units)
+    table = format_table(rows, peak)
     print(f"bench_fast, {args.repeat} timings per row; {load_line()}")
+    print(f"CPU: {cpu_model()}; {vector_unit()}; {peak}")
+    print(f"NumPy {np.__version__}, BLAS: {blas_info()}{_kernel_line()}")
     print(table)
     if torch is None:
         print("\n(PyTorch is not installed: its columns are empty.)")

@@ -5,7 +5,8 @@ A ``KernelModule`` (see ``kernels/__init__.py``), as ``plain`` is.
 They compute what the course's kernels in ``plain`` compute, with fast paths: stride-aligned
 map and zip without index arithmetic, glibc's vector ``exp`` for ``exp`` and ``sigmoid``
 (``vecmath``), reductions unrolled into eight partial folds or split into blocks of whole
-rows, and a packed, tiled, register-blocked matrix multiply. Every kernel takes
+rows, and a packed, blocked matrix multiply whose inner loop is a vector-register
+micro-kernel (``microkernel``). Every kernel takes
 ``(storage, shape, strides)`` triples, as the backend protocol of mt-tensor defines them.
 Where the course's kernels fill index buffers with mt-tensor's index helpers, these find a
 storage position in scalar arithmetic (``_position``), so small tensors allocate nothing;
@@ -30,14 +31,15 @@ from numba.extending import register_jitable
 from minitorch.operators import add
 from minitorch.tensor import index_to_position, is_contiguous_layout
 
-from .. import _cache, vecmath
+from .. import _cache, microkernel, vecmath
+from ..microkernel import micro_kernel
 from ..runtime import GRAIN, Kernel, jit_scalar, run, twin
 
 __all__ = ["KERNELS", "PARALLEL", "make_map", "make_reduce", "make_zip", "matmul", "run"]
 
 # The operators and the index helpers are compiled into the kernels: key the cache on
 # the files that define them (found through the public functions, not private modules).
-_cache.install(__file__, [*_cache.defining_modules(add, index_to_position), vecmath])
+_cache.install(__file__, [*_cache.defining_modules(add, index_to_position), microkernel, vecmath])
 
 KERNELS: dict[str, Any] = {}
 """Every kernel built so far, by name (``map[neg]``, ``matmul``): the serial twins, which
@@ -281,149 +283,149 @@ def make_reduce(fn: Callable[[float, float], float]) -> Kernel:
     return _register(f"reduce[{fn.__name__}]", twin(build))
 
 
-# Matrix multiply. Each output element is a dot product over k, so both operands are used
-# "k-major": rows of A and columns of B (rows of B transposed) with unit stride along k.
-# Views that already are (a row-major A, a transposed B as in the backward pass) are read
-# in place; anything else is packed once, in parallel, into a k-major buffer. Tiles of the
-# output are then independent parallel tasks; within a tile a 4 x 4 register block keeps
-# sixteen running dot products in vector registers (see ``_dot_4x4``), so each step of the
-# inner loop does sixteen multiply-adds for eight loads.
-_TILE_M = 64
-_TILE_N = 128
-_TILE_K = 512
-_PACK_BLOCK = 8
+# Matrix multiply, as BLAS libraries do it (the "BLIS" loop nest). Both operands are packed
+# into panels (``_PACK_PANELS``): A in panels of ``rows`` rows stored ``[k][rows]``, B in
+# panels of ``cols`` columns stored ``[k][cols]``, zero-padded at the edges, so the inner loop
+# reads both contiguously whatever their strides. The output is cut into blocks of
+# ``_BLOCK_M x _BLOCK_N``, independent parallel tasks; within one, k runs in slices of
+# ``_BLOCK_K`` (a 256 x 8 panel of B, 16 KiB, stays in L1 while the 72 x 256 block of A,
+# 144 KiB, stays in L2), and each ``rows x cols`` piece of C is one call of
+# ``microkernel.micro_kernel``, which keeps it in vector registers over the slice.
+_BLOCK_K = 256
+_BLOCK_M_PANELS = 12  # 72 rows of A per task (six-row panels)
+_BLOCK_N = 256  # columns of B per task: a multiple of every block width (4, 8, 16)
+_PACK_GROUP = 8  # panels per packing task (side by side)
+_PACK_RUN = 64  # steps of k per pass over a row (row by row)
 _FAST = {"reassoc", "contract", "nsz"}  # reorder sums (to vectorise), keep NaN/inf semantics
 
 
 def _build_pack(loop: Any) -> Any:
     @njit(parallel=loop is prange, cache=True)
-    def _pack_k_major(dst, src, batches, count, inner, batch_stride, row_stride, k_stride):  # type: ignore[no-untyped-def]
-        """Pack ``src`` k-major: ``dst[(n * count + r) * inner + k] = src[n, r, k]``.
+    def _pack_panels(dst, src, batches, count, inner, batch_stride, row_stride, k_stride, width):  # type: ignore[no-untyped-def]
+        """Pack ``src`` into panels of ``width`` rows, each stored k-major and interleaved.
 
-        ``src[n, r, k]`` is ``src[n * batch_stride + r * row_stride + k * k_stride]``.
-
-        Tasks take eight rows at a time and walk k, so a transposed source is read one cache
-        line (eight neighbouring rows) per step instead of one element per line.
+        ``dst[((n * panels + p) * inner + k) * width + r] = src[n, p * width + r, k]``, zero
+        for rows past ``count``; ``src[n, r, k]`` is
+        ``src[n * batch_stride + r * row_stride + k * k_stride]``. Rows with unit stride
+        along k (a row-major A) are read row by row, ``_PACK_RUN`` steps of k at a time (the
+        piece of the panel they fill stays in L1); otherwise a task walks k over a group
+        of ``_PACK_GROUP`` panels side by side, which for a row-major B reads runs of
+        ``_PACK_GROUP * width`` doubles, not a piece of one cache line per page.
         """
-        blocks = (count + _PACK_BLOCK - 1) // _PACK_BLOCK
-        for t in loop(batches * blocks):
-            n = t // blocks
-            r0 = (t % blocks) * _PACK_BLOCK
-            r1 = min(count, r0 + _PACK_BLOCK)
-            first = (n * count + r0) * inner
-            for k in range(inner):
-                line = src[n * batch_stride + r0 * row_stride + k * k_stride :]
-                for r in range(r1 - r0):
-                    dst[first + r * inner + k] = line[r * row_stride]
+        panels = (count + width - 1) // width
+        group = 1 if k_stride == 1 else _PACK_GROUP
+        groups = (panels + group - 1) // group
+        for t in loop(batches * groups):
+            n = t // groups
+            p0 = (t % groups) * group
+            for p in range(p0, min(panels, p0 + group)):
+                r0 = p * width
+                live = min(width, count - r0)
+                first = n * batch_stride + r0 * row_stride
+                panel = dst[(n * panels + p) * inner * width : (n * panels + p + 1) * inner * width]
+                if k_stride == 1:
+                    for k0 in range(0, inner, _PACK_RUN):
+                        steps = min(_PACK_RUN, inner - k0)
+                        for r in range(width):
+                            column = panel[k0 * width + r :]  # slices index without checks
+                            if r < live:
+                                row = src[first + r * row_stride + k0 :]
+                                for k in range(steps):
+                                    column[k * width] = row[k]
+                            else:
+                                for k in range(steps):
+                                    column[k * width] = 0.0
+            if k_stride != 1:
+                p1 = min(panels, p0 + group)
+                for k in range(inner):
+                    s = n * batch_stride + k * k_stride
+                    for p in range(p0, p1):
+                        r0 = p * width
+                        live = min(width, count - r0)
+                        d = ((n * panels + p) * inner + k) * width
+                        piece = dst[d : d + width]
+                        if row_stride == 1:
+                            line = src[s + r0 : s + r0 + live]
+                            for r in range(live):
+                                piece[r] = line[r]
+                        else:
+                            for r in range(live):
+                                piece[r] = src[s + (r0 + r) * row_stride]
+                        for r in range(live, width):
+                            piece[r] = 0.0
 
-    return _pack_k_major
-
-
-_PACK_K_MAJOR = twin(_build_pack)
-
-
-@register_jitable
-def _dot_4x4(acc, i, j, a0, a1, a2, a3, b0, b1, b2, b3):  # type: ignore[no-untyped-def]
-    """Add the 16 dot products of rows ``a0..a3`` with ``b0..b3`` to ``acc[i:i+4, j:j+4]``.
-
-    Sixteen independent sums over unit-stride rows: LLVM vectorises the loop over k and
-    keeps every sum in a vector register, which needs the caller compiled with ``_FAST``
-    (summing in vector lanes reorders the additions).
-    """
-    c00 = c01 = c02 = c03 = c10 = c11 = c12 = c13 = 0.0
-    c20 = c21 = c22 = c23 = c30 = c31 = c32 = c33 = 0.0
-    for k in range(len(a0)):
-        x0, x1, x2, x3 = a0[k], a1[k], a2[k], a3[k]
-        y0, y1, y2, y3 = b0[k], b1[k], b2[k], b3[k]
-        c00 += x0 * y0
-        c01 += x0 * y1
-        c02 += x0 * y2
-        c03 += x0 * y3
-        c10 += x1 * y0
-        c11 += x1 * y1
-        c12 += x1 * y2
-        c13 += x1 * y3
-        c20 += x2 * y0
-        c21 += x2 * y1
-        c22 += x2 * y2
-        c23 += x2 * y3
-        c30 += x3 * y0
-        c31 += x3 * y1
-        c32 += x3 * y2
-        c33 += x3 * y3
-    acc[i, j] += c00
-    acc[i, j + 1] += c01
-    acc[i, j + 2] += c02
-    acc[i, j + 3] += c03
-    acc[i + 1, j] += c10
-    acc[i + 1, j + 1] += c11
-    acc[i + 1, j + 2] += c12
-    acc[i + 1, j + 3] += c13
-    acc[i + 2, j] += c20
-    acc[i + 2, j + 1] += c21
-    acc[i + 2, j + 2] += c22
-    acc[i + 2, j + 3] += c23
-    acc[i + 3, j] += c30
-    acc[i + 3, j + 1] += c31
-    acc[i + 3, j + 2] += c32
-    acc[i + 3, j + 3] += c33
+    return _pack_panels
 
 
-@register_jitable
-def _k_row(x, base, stride, r, count, k0, k1, zeros):  # type: ignore[no-untyped-def]
-    """Row ``r`` of a k-major operand, ``[k0, k1)``; rows past ``count`` read as zeros."""
-    if r >= count:
-        return zeros[: k1 - k0]
-    start = base + r * stride
-    return x[start + k0 : start + k1]
+_PACK_PANELS = twin(_build_pack)
 
 
-def _build_matmul_tiles(loop: Any) -> Any:
-    @njit(parallel=loop is prange, fastmath=_FAST, cache=True)
-    def _matmul_tiles(out, out_shape, out_strides, a, a_batch, a_row, b, b_batch, b_row, inner):  # type: ignore[no-untyped-def]
-        """``out[n] = A[n] @ B[n]`` from k-major operands (unit stride along k).
+def _build_matmul_blocked(shape: microkernel.Shape) -> Callable[[Any], Any]:
+    """The blocked kernel's builder for ``twin``, with ``shape``'s block baked in."""
+    rows, lanes, vecs = shape
+    cols = shape.cols
+    block_m = _BLOCK_M_PANELS * rows
 
-        Row ``i`` of ``A[n]`` starts at ``n * a_batch + i * a_row`` in ``a``, column ``j`` of
-        ``B[n]`` at ``n * b_batch + j * b_row`` in ``b``.
-        """
-        batches, rows, cols = out_shape[0], out_shape[1], out_shape[2]
-        o_batch, o_row, o_col = out_strides[0], out_strides[1], out_strides[2]
-        tiles_m = (rows + _TILE_M - 1) // _TILE_M
-        tiles_n = (cols + _TILE_N - 1) // _TILE_N
-        zeros = np.zeros(min(inner, _TILE_K), np.float64)
-        for t in loop(batches * tiles_m * tiles_n):
-            n = t // (tiles_m * tiles_n)
-            i0 = ((t // tiles_n) % tiles_m) * _TILE_M
-            j0 = (t % tiles_n) * _TILE_N
-            mi = min(_TILE_M, rows - i0)
-            nj = min(_TILE_N, cols - j0)
-            a_base = n * a_batch + i0 * a_row
-            b_base = n * b_batch + j0 * b_row
-            # The tile's own size, rounded up to the 4 x 4 blocks: a narrow or short output
-            # (a pooling product is 7 wide) zeroes and reads no more than it uses.
-            acc = np.zeros(((mi + 3) // 4 * 4, (nj + 3) // 4 * 4), np.float64)
-            for k0 in range(0, inner, _TILE_K):
-                k1 = min(inner, k0 + _TILE_K)
-                for i in range(0, mi, 4):
-                    a0 = _k_row(a, a_base, a_row, i, mi, k0, k1, zeros)
-                    a1 = _k_row(a, a_base, a_row, i + 1, mi, k0, k1, zeros)
-                    a2 = _k_row(a, a_base, a_row, i + 2, mi, k0, k1, zeros)
-                    a3 = _k_row(a, a_base, a_row, i + 3, mi, k0, k1, zeros)
-                    for j in range(0, nj, 4):
-                        b0 = _k_row(b, b_base, b_row, j, nj, k0, k1, zeros)
-                        b1 = _k_row(b, b_base, b_row, j + 1, nj, k0, k1, zeros)
-                        b2 = _k_row(b, b_base, b_row, j + 2, nj, k0, k1, zeros)
-                        b3 = _k_row(b, b_base, b_row, j + 3, nj, k0, k1, zeros)
-                        _dot_4x4(acc, i, j, a0, a1, a2, a3, b0, b1, b2, b3)
-            o_base = n * o_batch + i0 * o_row + j0 * o_col
-            for i in range(mi):
-                for j in range(nj):
-                    out[o_base + i * o_row + j * o_col] = acc[i, j]
+    def build(loop: Any) -> Any:
+        @njit(parallel=loop is prange, cache=True)
+        def _matmul_blocked(out, out_shape, out_strides, a, a_batch, b, b_batch, inner):  # type: ignore[no-untyped-def]
+            """``out[n] = A[n] @ B[n]`` from packed panels (see ``_pack_panels``).
 
-    return _matmul_tiles
+            A's panels of ``rows`` rows for batch ``n`` start at ``n * a_batch`` in ``a``,
+            B's panels of ``cols`` columns at ``n * b_batch`` in ``b``.
+            """
+            batches, m, n = out_shape[0], out_shape[1], out_shape[2]
+            o_b, o_i, o_j = out_strides[0], out_strides[1], out_strides[2]
+            tiles_m = (m + block_m - 1) // block_m
+            tiles_n = (n + _BLOCK_N - 1) // _BLOCK_N
+            for t in loop(batches * tiles_m * tiles_n):
+                nb = t // (tiles_m * tiles_n)
+                i0 = ((t // tiles_n) % tiles_m) * block_m
+                j0 = (t % tiles_n) * _BLOCK_N
+                down = (min(m - i0, block_m) + rows - 1) // rows  # pieces of C down the task
+                across = (min(n - j0, _BLOCK_N) + cols - 1) // cols
+                c = np.empty(rows * cols, np.float64)  # a piece of C at an edge, row-major
+                for k0 in range(0, max(inner, 1), _BLOCK_K):  # k = 0: one pass of zeros
+                    depth = min(_BLOCK_K, inner - k0)
+                    more = k0 > 0  # carry on the sums of the earlier slices of k
+                    for q in range(across * down):  # a panel of B meets every panel of A
+                        i = i0 + (q % down) * rows
+                        j = j0 + (q // down) * cols
+                        a_at = nb * a_batch + ((i // rows) * inner + k0) * rows
+                        b_at = nb * b_batch + ((j // cols) * inner + k0) * cols
+                        mi, nj = min(rows, m - i), min(cols, n - j)
+                        o = nb * o_b + i * o_i + j * o_j
+                        if mi == rows and nj == cols and o_j == 1:  # in place
+                            micro_kernel(
+                                depth, a, a_at, b, b_at, out, o, o_i, more, rows, lanes, vecs
+                            )
+                            continue
+                        if more:
+                            for r in range(mi):
+                                for s in range(nj):
+                                    c[r * cols + s] = out[o + r * o_i + s * o_j]
+                        micro_kernel(depth, a, a_at, b, b_at, c, 0, cols, more, rows, lanes, vecs)
+                        for r in range(mi):
+                            for s in range(nj):
+                                out[o + r * o_i + s * o_j] = c[r * cols + s]
+
+        return _matmul_blocked
+
+    return build
 
 
-_MATMUL_TILES = twin(_build_matmul_tiles)
+_BLOCKED: dict[microkernel.Shape, Kernel] = {}
+
+
+def _blocked(shape: microkernel.Shape) -> Kernel:
+    """The blocked kernel pair for ``shape`` (built once per shape; compiled on first call)."""
+    if shape not in _BLOCKED:
+        _BLOCKED[shape] = twin(_build_matmul_blocked(shape))
+    return _BLOCKED[shape]
+
+
+SHAPE = microkernel.shape()
+"""The register block of this CPU (``microkernel.shape``), chosen when this module loads."""
 
 
 def _build_matmul_rows(loop: Any) -> Any:
@@ -486,33 +488,20 @@ _ROWS_MAX_INNER = 16
 """Inner dimensions up to this run ``_matmul_rows`` (packing would cost more than it saves)."""
 
 
-def _k_major(
-    x: Any, batches: int, count: int, inner: int, strides: tuple[int, int, int]
-) -> tuple[Any, int, int]:
-    """Return ``(storage, batch_stride, row_stride)`` of ``x`` with unit stride along k.
+def _panels(
+    x: Any, batches: int, count: int, inner: int, strides: tuple[int, int, int], width: int
+) -> tuple[Any, int]:
+    """Pack ``x`` into panels of ``width`` rows (``_pack_panels``); return them, batch stride.
 
     ``strides`` are the batch, row and k strides of ``x`` viewed as ``batches`` stacks of
-    ``count`` rows of length ``inner``; when the k stride is not 1 the rows are packed.
+    ``count`` rows of length ``inner``. A single stack has batch stride 0 (it broadcasts).
     """
     batch_stride, row_stride, k_stride = strides
-    if batches == 1:
-        batch_stride = 0
-    if k_stride == 1 or inner == 1:
-        return x, batch_stride, row_stride
-    packed = np.empty(batches * count * inner, np.float64)
-    run(
-        _PACK_K_MAJOR,
-        len(packed),
-        packed,
-        x,
-        batches,
-        count,
-        inner,
-        batch_stride,
-        row_stride,
-        k_stride,
-    )
-    return packed, (count * inner if batches > 1 else 0), inner
+    size = -(-count // width) * inner * width
+    packed = np.empty(batches * size, np.float64)
+    args = (packed, x, batches, count, inner, batch_stride, row_stride, k_stride, width)
+    run(_PACK_PANELS, len(packed), *args)
+    return packed, (size if batches > 1 else 0)
 
 
 def matmul(
@@ -525,44 +514,42 @@ def matmul(
     b: Any,
     b_shape: Any,
     b_strides: Any,
+    block: microkernel.Shape | None = None,
 ) -> None:
     """``out[n] = a[n or 0] @ b[n or 0]`` over 3-D strided operands (batch size 1 broadcasts).
 
     Short inner dimensions and small products run ``_matmul_rows`` on the operands as they
-    are. Otherwise an operand is packed when it is not k-major already, and the tiled
-    kernel runs; on one thread when the product is small (see ``run``).
+    are. Otherwise both operands are packed into panels and the blocked kernel runs its
+    register-blocked micro-kernel; on one thread when the product is small (see ``run``).
+    ``block`` picks another register block than this CPU's ``SHAPE`` (the tests run the
+    blocks of other machines with it).
     """
     batches, rows, cols = out_shape.tolist()
     inner = int(a_shape[2])
     work = batches * rows * cols * inner
-    if inner <= _ROWS_MAX_INNER or work < GRAIN:
+    if block is None and (inner <= _ROWS_MAX_INNER or work < GRAIN):
         if b_strides[2] != 1 and out_strides[2] == 1 and cols >= 4 and rows > 1:
             # Rows of b with unit stride turn each output row into a sum of scaled rows
             # (vectorised); packing b costs one pass over it, shared by every output row.
-            b_batches = int(b_shape[0])
-            b, b_batch, _ = _k_major(
-                b, b_batches, inner, cols, (b_strides[0], b_strides[1], b_strides[2])
-            )
+            # One panel as wide as b: b[n, k, j] at (n * inner + k) * cols + j.
+            strides = (b_strides[0], b_strides[2], b_strides[1])
+            b, b_batch = _panels(b, int(b_shape[0]), cols, inner, strides, cols)
             b_strides = np.array((b_batch, cols, 1), np.int64)
         operands = (out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides)
         run(_MATMUL_ROWS, work, *operands)
         return
-    a_k, a_batch, a_row = _k_major(
-        a, int(a_shape[0]), rows, inner, (a_strides[0], a_strides[1], a_strides[2])
-    )
+    shape = SHAPE if block is None else block
+    a_strides3 = (a_strides[0], a_strides[1], a_strides[2])
+    a_p, a_batch = _panels(a, int(a_shape[0]), rows, inner, a_strides3, shape.rows)
     # Columns of b are the rows of its transpose: column j starts at j * b_strides[2].
-    b_k, b_batch, b_row = _k_major(
-        b, int(b_shape[0]), cols, inner, (b_strides[0], b_strides[2], b_strides[1])
-    )
-    tasks = batches * -(-rows // _TILE_M) * -(-cols // _TILE_N)
+    b_strides3 = (b_strides[0], b_strides[2], b_strides[1])
+    b_p, b_batch = _panels(b, int(b_shape[0]), cols, inner, b_strides3, shape.cols)
+    tasks = batches * -(-rows // (_BLOCK_M_PANELS * shape.rows)) * -(-cols // _BLOCK_N)
     work = batches * rows * cols * inner // 8 if tasks > 1 else 0
-    run(
-        _MATMUL_TILES,
-        work,
-        *(out, out_shape, out_strides, a_k, a_batch, a_row, b_k, b_batch, b_row, inner),
-    )
+    panels = (out, out_shape, out_strides, a_p, a_batch, b_p, b_batch, inner)
+    run(_blocked(shape), work, *panels)
 
 
-_register("matmul", _MATMUL_TILES)
+_register("matmul", _blocked(SHAPE))
 _register("matmul.rows", _MATMUL_ROWS)
-_register("matmul.pack", _PACK_K_MAJOR)
+_register("matmul.pack", _PACK_PANELS)

@@ -1,0 +1,78 @@
+"""``hatch run bench:report``'s code paths, on small sizes: every row, the header, the
+PyTorch columns with and without torch, and the peak's arithmetic.
+
+Nothing here times anything against a threshold: the report only measures and prints.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+pytest.importorskip("minitorch.fast", reason="mt-fast is not installed")
+pytest.importorskip("minitorch.nn", reason="the LeNet row needs mt-nn")
+pytestmark = pytest.mark.task3_2
+
+from mt_examples import bench_report  # noqa: E402
+from mt_examples.bench import Peak, import_torch  # noqa: E402
+
+WORKLOADS = [
+    "matmul 32x32 float64",
+    "matmul 64x64 float64",
+    *bench_report.TENSOR_CASES.values(),
+    "LeNet step (train_mnist.Network), batch 16",
+]
+
+
+def rows_of(report: str) -> dict[str, list[str]]:
+    """The report's table: workload -> the other cells."""
+    lines = [line for line in report.splitlines() if line.startswith("| ")][2:]
+    cells = [[c.strip() for c in line.strip("| ").split(" | ")] for line in lines]
+    return {row[0]: row[1:] for row in cells}
+
+
+def test_quick_report_without_torch_says_na(capsys: pytest.CaptureFixture[str]) -> None:
+    report = bench_report.main(["--quick", "--no-torch"])
+    assert report in capsys.readouterr().out
+    rows = rows_of(report)
+    assert list(rows) == WORKLOADS
+    for name, (ours, reference, against, ratio) in rows.items():
+        if name.startswith("matmul"):
+            assert re.fullmatch(r"[\d.]+ GFLOP/s \(\d+% of peak\)", ours), ours
+            assert reference.endswith("GFLOP/s")
+            assert against == "NumPy"
+            assert re.fullmatch(r"\d+%", ratio)
+        else:
+            assert (reference, against, ratio) == (bench_report.NO_TORCH, "PyTorch CPU", "n/a")
+    head = report.splitlines()[:6]
+    assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC; load average", head[0])
+    assert re.match(r"CPU: .+; vector ISA: ", head[1])
+    assert re.match(r"peak: .+ GFLOP/s = .+ \(clock from ", head[2])
+    assert re.match(r"NumPy .+, BLAS: ", head[3])
+    assert head[4] == "PyTorch: not installed (its rows read n/a)"
+    assert "matmul micro-kernel 6x" in head[5]
+
+
+def test_quick_report_with_torch_gives_ratios() -> None:
+    torch = import_torch()
+    if torch is None:
+        pytest.skip("PyTorch is not installed here")
+    rows = rows_of(bench_report.main(["--quick"]))
+    assert list(rows) == WORKLOADS
+    for name, (ours, reference, _, ratio) in rows.items():
+        if not name.startswith("matmul"):
+            unit = "ms" if name.startswith("LeNet") else "µs"
+            assert ours.endswith(unit)
+            assert reference.endswith(unit)
+            assert re.fullmatch(r"[\d.]+x", ratio), ratio
+
+
+def test_the_peak_is_cores_fma_units_lanes_two_flops_and_the_clock() -> None:
+    peak = Peak(cores=2, fma_units=2, lanes=4, mhz=2500.0, clock_source="test")
+    assert peak.gflops == pytest.approx(80.0)
+    assert peak.share(40.0) == "50% of peak"
+    assert "80.0 GFLOP/s = 2 cores x 2 FMA units x 4 lanes x 2 flops x 2.500 GHz" in str(peak)
+    unknown = Peak(2, 2, 4, None, "nowhere")
+    assert unknown.gflops is None
+    assert unknown.share(40.0) == ""
