@@ -38,6 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "docs" / "_tools"))
 
 import guide  # noqa: E402
+
 from mtcourse import markers  # noqa: E402  (tools/course, put on sys.path by guide)
 
 
