@@ -203,6 +203,17 @@ def test_assign_writes_a_complete_starter(tmp_path):
             assert f"python -m pytest -m {task}" in workflow
 
 
+def test_assign_names_only_the_blocks_it_replaced(tmp_path, capsys):
+    tasks = load_calendar().layer("operators").task_ids
+    keep = [a for t in tasks for a in ("--keep", t)]
+    assert main(["assign", "operators", "--out", str(tmp_path / "all"), *keep]) == 0
+    assert "(solution blocks replaced: none)" in capsys.readouterr().out
+    assert main(["assign", "operators", "--out", str(tmp_path / "one"), *keep[2:]]) == 0
+    said = capsys.readouterr().out
+    assert f"solution blocks replaced: {tasks[0]}: " in said
+    assert not any(f"{t}: " in said for t in tasks[1:])
+
+
 def test_assign_refuses_to_hand_out_a_solution(tmp_path, monkeypatch):
     # Every layer is marked: pretend one is not (its markers were forgotten).
     import mtcourse.starter
