@@ -113,7 +113,7 @@ class Tensor(GraphNode):
         """A constant over ``td``, whose storage ``backend``'s kernels wrote (no checks).
 
         Speed: every operation's output is made here; ``__init__`` costs about 10% more of
-        a one-element ``a + b`` (``hatch run bench:tensor``).
+        a one-element ``a + b`` (MiniTorch's tensor benchmark).
         """
         t = object.__new__(cls)
         t._tensor, t.history, t.backend, t._grad, t._name = td, None, backend, None, None

@@ -358,7 +358,7 @@ def _layout_arrays(
 _ROW_MAJOR: dict[tuple[int, ...], Any] = {}
 """A shape's row-major strides and the kernels' arrays, read with a plain ``dict.get`` on
 every kernel output; cleared when it reaches ``_ROW_MAJOR_MAX`` shapes. Speed: against the
-two cached calls, about 5% of a one-element ``a + b`` (``hatch run bench:tensor``)."""
+two cached calls, about 5% of a one-element ``a + b`` (MiniTorch's tensor benchmark)."""
 _ROW_MAJOR_MAX = 1024
 
 
@@ -460,7 +460,7 @@ class TensorData:
 
         For kernel outputs, whose ``shape`` was derived from checked tensors: it skips the
         checks of ``__init__``. Speed: every operation's output is made here; the checks
-        took about a third of a one-element ``a + b`` (``hatch run bench:tensor``).
+        took about a third of a one-element ``a + b`` (MiniTorch's tensor benchmark).
         """
         td = object.__new__(cls)
         td._version = None
@@ -489,7 +489,7 @@ class TensorData:
         """A view over ``storage`` whose layout a kernel wrapper derived from checked data.
 
         It skips the checks of ``__init__``: for the batch views of ``matrix_multiply`` and
-        the transposes of its backward. Speed: about 5-10% of ``bench:tensor``'s MLP step.
+        the transposes of its backward. Speed: about 5-10% of the tensor benchmark's MLP step.
         """
         td = object.__new__(cls)
         td._version = version_counter

@@ -203,7 +203,7 @@ class TensorOps:
 
         def apply(a: Tensor, b: Tensor) -> Tensor:
             # ``_output`` written out, on every binary operation's path. Speed: about 15%
-            # of a one-element ``a + b`` (``hatch run bench:tensor``).
+            # of a one-element ``a + b`` (MiniTorch's tensor benchmark).
             ta, tb = a._tensor, b._tensor
             shape = ta.shape
             if shape == tb.shape:
