@@ -25,7 +25,6 @@ from __future__ import annotations
 import ast
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -1022,6 +1021,3 @@ def run_attacks(
     if json_out is not None:
         json_out.write_text(json.dumps([v.__dict__ for v in verdicts], indent=1) + "\n", "utf-8")
     return 0 if all(v.ok for v in verdicts) else 1
-
-
-_UNUSED = re  # (kept for callers that format patterns)
