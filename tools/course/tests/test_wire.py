@@ -144,12 +144,80 @@ def test_a_test_function_crosses_as_a_handle_and_runs_on_the_graders_side(echo):
     assert seen == [here]
 
 
-def test_the_worker_gets_a_proxy_not_the_function():
+def test_the_worker_gets_a_proxy_of_a_function_that_reads_the_tests_state():
+    calls = []
+
+    def record(x):
+        calls.append(x)
+        return x
+
     def serve(kind, payload):
         return type(payload[0]).__name__
 
     pair = Pair(serve_worker=serve)
-    assert pair.grader.request("kind", lambda: 1) == "RemoteCallable"
+    assert pair.grader.request("kind", record) == "RemoteCallable"
+    pair.close()
+
+
+def clamp01(x: float) -> float:
+    """A test's own scalar function, as a kernel factory is given one."""
+    return min(max(x, 0.0), 1.0)
+
+
+def test_a_tests_scalar_function_is_defined_in_the_worker_once_and_comes_back_as_itself():
+    """A kernel factory compiles the function it gets: a handle would not compile."""
+    made = []
+
+    def serve(kind, payload):
+        fn = payload[0]
+        made.append(fn)
+        return type(fn).__name__, fn.__name__, fn(3.0), fn(-1.0), fn
+
+    pair = Pair(serve_worker=serve)
+    kind, name, high, low, back = pair.grader.request("run", clamp01)
+    assert (kind, name, high, low) == ("function", "clamp01", 1.0, 0.0)
+    assert back is clamp01  # the grader's own function, not a copy the worker made
+    assert made[0] is not clamp01
+    pair.grader.request("run", clamp01)
+    assert made[1] is made[0]  # defined once: a factory's cache (and Numba's) keeps it
+    twice = pair.grader.request("run", lambda x: x * 2.0)
+    assert twice[:3] == ("function", "<lambda>", 6.0)
+    pair.close()
+
+
+def test_code_is_never_accepted_by_the_grader():
+    pair = Pair()
+    spec = {"src": "__mtc_shipped__ = lambda: 42\n", "n": "f", "q": "f", "g": [], "df": [], "h": 1}
+    with pytest.raises(WireError, match="code sent to the grader"):
+        pair.grader.decode(spec, [])
+    pair.close()
+
+
+def test_threads_of_a_test_take_turns_on_the_channel():
+    """Threads of one test calling into the worker at once: each exchange stays whole."""
+
+    def serve(kind, payload):
+        fn, value = payload
+        return fn(value) + 1  # a call back to the grader inside the exchange
+
+    pair = Pair(serve_worker=serve)
+    errors = []
+    results: list[list[int]] = [[] for _ in range(4)]
+
+    def work(k):
+        try:
+            for i in range(150):
+                results[k].append(pair.grader.request("run", lambda v, k=k: v * 10 + k, i))
+        except BaseException as e:  # raised again below, in the test's thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors
+    assert results == [[i * 10 + k + 1 for i in range(150)] for k in range(4)]
     pair.close()
 
 
@@ -273,3 +341,21 @@ def test_a_graph_twenty_thousand_deep_crosses_flat_and_comes_back_as_itself():
     assert last.key == "end"  # the grader's own last node
     assert head.key == "seen 0"
     assert head.fargs[0].fargs[0].key == "seen 2"
+
+
+def test_an_array_first_sent_in_a_change_can_be_shared_by_a_new_object():
+    """The layout arrays a view shares with its base: one written into a changed object
+    and held by a new one, in the same answer, arrive as one array on both."""
+
+    def serve(kind, payload):
+        (old,) = payload
+        shared = np.arange(3.0)
+        old.fargs = (shared,)  # a change to an object the grader sent ...
+        return route.Product("k", (shared,), {})  # ... and a new object holding the same
+
+    pair = Pair(serve_worker=serve)
+    old = route.Product("k", (), {})
+    new = pair.grader.request("run", old)
+    assert old.fargs[0] is new.fargs[0]
+    assert old.fargs[0].tolist() == [0.0, 1.0, 2.0]
+    pair.close()

@@ -378,14 +378,19 @@ def worker_folder(
 # --------------------------------------------------------------------------- test runs
 
 
+def _scaffold(spec: GradeSpec, nodeid: str) -> bool:
+    """Is ``nodeid`` one of the layer's scaffold tests (never graded)?"""
+    names = {nodeid, nodeid.split("[")[0], nodeid.split("::")[0]}
+    return any(f"tests/{t}" in names for t in spec.scaffold_tests)
+
+
 def _task_tests(spec: GradeSpec, task: str, survey: list[dict[str, Any]]) -> dict[str, list[str]]:
     """From a survey: the tests of ``task`` that pass on the solution, with the units they use."""
     out = {}
     for r in survey:
         if "nodeid" not in r or task not in r["tasks"] or r["outcome"] != "passed":
             continue
-        names = {r["nodeid"], r["nodeid"].split("[")[0], r["nodeid"].split("::")[0]}
-        if any(f"tests/{t}" in names for t in spec.scaffold_tests):
+        if _scaffold(spec, r["nodeid"]):
             continue
         if r["used"]:
             out[r["nodeid"]] = r["used"]
@@ -464,6 +469,17 @@ def run_harness(
     return records, text[-20000:]
 
 
+def _worker_limits(spec: GradeSpec) -> sandbox.Limits:
+    """The worker's limits: more threads where the tests run Numba's CUDA simulator.
+
+    The simulator runs each thread of a block (up to 1024) as a thread of the worker, and
+    the process limit counts threads.
+    """
+    if dict(spec.test_env).get("NUMBA_ENABLE_CUDASIM") == "1":
+        return sandbox.Limits(processes=1024 + 256)
+    return sandbox.Limits()
+
+
 def _worker_spec(
     course: Course, code: Path, home: Path, isolation: str, uid: int, log: Path | None = None
 ) -> dict[str, Any]:
@@ -489,7 +505,7 @@ def _worker_spec(
         "env": env,
         "argv": [str(course.python), "-I", "-c", boot],
         "python": str(course.python),
-        "limits": asdict(sandbox.Limits()),
+        "limits": asdict(_worker_limits(spec)),
         "log": str(log) if log is not None else None,
         "start_cpu": 120.0,
         "start_wall": 300.0,
@@ -603,6 +619,19 @@ def calibrate(
         if not any("finished" in r for r in survey):
             raise RuntimeError(f"{tid}: the survey did not finish:\n{text[-4000:]}")
         plan = _task_tests(spec, tid, survey)
+        broken = [
+            f"\n  {r['nodeid']}: {_err(r).get('type')}: {_err(r).get('message', '')[:300]}"
+            for r in survey
+            if "nodeid" in r
+            and tid in r["tasks"]
+            and r["outcome"] in ("failed", "error")
+            and not _scaffold(spec, r["nodeid"])
+        ]
+        if broken:  # with the grader's routing in place, it must change nothing
+            problems.append(
+                f"{tid}: tests that fail on the solution in the grader's copy:"
+                + "".join(broken[:10])
+            )
         unused = [names[k] for k in task_units if not any(k in v for v in plan.values())]
         if unused:
             problems.append(f"{tid}: no test uses {', '.join(unused)}")

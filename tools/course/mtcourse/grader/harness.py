@@ -85,7 +85,7 @@ def _policy() -> Policy:
 def _serve(kind: str, payload: list[Any]) -> Any:
     """Requests of the worker: the solution's functions, the tests' callables."""
     ep: Endpoint = _STATE["endpoint"]
-    if kind in ("call", "product"):
+    if kind in ("call", "product", "launch"):
         key = payload[0]
         if not isinstance(key, str) or key not in route.REGISTRY:
             _ensure(key)

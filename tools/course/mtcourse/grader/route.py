@@ -91,6 +91,8 @@ def route(key: str, obj: Any, factory: bool = False) -> Any:
         return property(route(key, obj.fget, factory), obj.fset, obj.fdel, obj.__doc__)
     impl = obj
     REGISTRY[key] = (impl, factory)
+    if _is_gpu_kernel(obj):
+        return Launcher(key, obj)
 
     if factory:
 
@@ -106,8 +108,60 @@ def route(key: str, obj: Any, factory: bool = False) -> Any:
     for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
         with contextlib.suppress(AttributeError, TypeError):
             setattr(wrapper, attr, getattr(named, attr))
+    if hasattr(impl, "parallel_diagnostics"):
+        # A Numba kernel: its report and its Python function are this side's (the
+        # course's, on the grader's side): a compiled kernel cannot be inspected across
+        # the channel, and code compiled anew from ``py_func`` is not routed.
+        wrapper.parallel_diagnostics = impl.parallel_diagnostics  # type: ignore[attr-defined]
+        wrapper.py_func = impl.py_func  # type: ignore[attr-defined]
     wrapper.__mtc_key__ = key  # type: ignore[attr-defined]
     return wrapper
+
+
+def _is_gpu_kernel(obj: Any) -> bool:
+    """A Numba CUDA kernel (a GPU's, or the simulator's): launched as ``kernel[grid, block]``."""
+    return type(obj).__module__.startswith(("numba.cuda", "numba_cuda")) and hasattr(
+        type(obj), "__getitem__"
+    )
+
+
+class Launcher:
+    """A routed CUDA kernel: ``launcher[grid, block](*args)`` launches the run's choice.
+
+    A kernel is not called but launched with a configuration, so its route is the launch:
+    the configuration and the arguments (device arrays cross as their data, and what the
+    kernel wrote comes back) go to whichever side runs the kernel.
+    """
+
+    __slots__ = ("__weakref__", "kernel", "key")
+
+    def __init__(self, key: str, kernel: Any) -> None:
+        self.key = key
+        self.kernel = kernel
+
+    def __getitem__(self, config: Any) -> Callable[..., Any]:
+        key, kernel = self.key, self.kernel
+
+        def launch(*args: Any) -> Any:
+            return call_launch(key, kernel, config, args)
+
+        return launch
+
+    def __repr__(self) -> str:
+        return f"<kernel {self.key}>"
+
+
+def call_launch(key: str, kernel: Any, config: Any, args: tuple[Any, ...]) -> Any:
+    """Launch ``key``'s kernel here or on the other side, as this run wants."""
+    if SIDE == "U":
+        if key == ACTIVE or ACTIVE == EVERY:
+            return kernel[config](*args)
+        return ENDPOINT.request("launch", key, config, args)
+    if USED is not None:
+        USED.add(key)
+    if ENDPOINT is not None and (key == ACTIVE or ACTIVE == EVERY):
+        return ENDPOINT.request("launch", key, config, args)
+    return kernel[config](*args)
 
 
 def broken(qualname: str, error: BaseException) -> Callable[..., Any]:
@@ -157,6 +211,16 @@ class Product:
     def __repr__(self) -> str:
         return f"<kernel of {self.key}>"
 
+    def __getattr__(self, name: str) -> Any:
+        """An attribute of this side's kernel (Numba's ``parallel_diagnostics``, say).
+
+        On the grader's side that is the course's kernel: a compiled kernel in the
+        worker cannot be inspected across the channel.
+        """
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(_built_here(self), name)
+
 
 def make_product(
     key: str, impl: Callable[..., Any], fargs: tuple[Any, ...], fkwargs: dict[str, Any]
@@ -189,6 +253,15 @@ def _cache_key(key: str, fargs: tuple[Any, ...], fkwargs: dict[str, Any]) -> tup
     return (key, tuple(one(v) for v in fargs), tuple((k, one(v)) for k, v in fkwargs.items()))
 
 
+def _built_here(p: Product) -> Any:
+    """What ``p``'s factory makes on this side (built on first use)."""
+    try:
+        return p._built
+    except AttributeError:
+        built = p._built = _factory(p.key)(*p.fargs, **p.fkwargs)
+        return built
+
+
 def call_product(p: Product, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """Call what the factory ``p.key`` made for ``p.fargs`` (see :class:`Product`)."""
     key = p.key
@@ -204,11 +277,7 @@ def call_product(p: Product, args: tuple[Any, ...], kwargs: dict[str, Any]) -> A
         USED.add(key)
     if ENDPOINT is not None and (key == ACTIVE or ACTIVE == EVERY):
         return ENDPOINT.request("product", key, p.fargs, p.fkwargs, args, kwargs)
-    try:
-        built = p._built
-    except AttributeError:
-        built = p._built = _factory(key)(*p.fargs, **p.fkwargs)
-    return built(*args, **kwargs)
+    return _built_here(p)(*args, **kwargs)
 
 
 def serve(kind: str, payload: list[Any]) -> Any:
@@ -223,4 +292,10 @@ def serve(kind: str, payload: list[Any]) -> Any:
         key, fargs, fkwargs, args, kwargs = payload
         _factory(key)
         return call_product(Product(key, tuple(fargs), dict(fkwargs)), tuple(args), dict(kwargs))
+    if kind == "launch":
+        key, config, args = payload
+        impl, _ = REGISTRY[key]
+        if not _is_gpu_kernel(impl):
+            raise LookupError(f"{key} is not a kernel")
+        return call_launch(key, impl, config, tuple(args))
     raise LookupError(f"no request {kind!r}")

@@ -31,6 +31,7 @@ import select
 import socket
 import struct
 import sys
+import threading
 import time
 import types
 import weakref
@@ -328,6 +329,41 @@ def _cuda_device_array(obj: Any) -> bool:
     return _device_type(type(obj))
 
 
+def _simulated(obj: Any) -> bool:
+    return type(obj).__module__.startswith("numba.cuda.simulator")
+
+
+def _to_host(dev: Any) -> Any:
+    """A host copy of device array ``dev``, made by the channel.
+
+    On Numba's simulator the device array wraps a host array, which is copied directly:
+    the channel's copies are not the program's, which the course's tests count (a copy
+    the backend makes between forward and backward is a mistake they catch).
+    """
+    if _simulated(dev):
+        return _numpy().array(dev._ary, copy=True)
+    return dev.copy_to_host()
+
+
+def _to_device(host: Any) -> Any:
+    """A device array holding ``host``'s values (see :func:`_to_host`)."""
+    from numba import config, cuda
+
+    if not config.ENABLE_CUDASIM:
+        return cuda.to_device(host)
+    from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+
+    return FakeCUDAArray(_numpy().ascontiguousarray(host).copy())
+
+
+def _into_device(dev: Any, host: Any) -> None:
+    """Write ``host``'s values into device array ``dev`` (see :func:`_to_host`)."""
+    if _simulated(dev):
+        dev._ary[...] = host
+    else:
+        dev.copy_to_device(host)
+
+
 class _Scope:
     """The objects of one exchange: those sent (by number) and the copies of the other side's."""
 
@@ -378,6 +414,13 @@ class Endpoint:
         self._queue: list[tuple[int, Any]] = []
         self._fresh: list[Any] = []  # the objects the message at hand was the first to carry
         self._class_refs: dict[type, dict[str, Any]] = {}
+        self._shipped_specs: dict[int, tuple[Any, dict[str, Any]]] = {}  # id(fn) -> fn, source
+        self.shipped_ids: dict[int, int] = {}  # id(a function the peer shipped) -> its handle
+        self._pending: dict[int, tuple[type, type, Any]] = {}  # immutable objects not yet made
+        # One exchange at a time: a test may call graded functions from several threads,
+        # and a request, its answer and the call-backs between them must not interleave
+        # with another thread's. Re-entrant: a call-back served here may request again.
+        self._exchange = threading.RLock()
 
     # ------------------------------------------------------------------ framing
 
@@ -495,7 +538,7 @@ class Endpoint:
             return self._array(value, out, self._number(value))
         if _cuda_device_array(value):
             number = self._number(value)
-            return {"dev": self._array(value.copy_to_host(), out, None), "i": number}
+            return {"dev": self._array(_to_host(value), out, None), "i": number}
         if isinstance(value, type):
             return self._class_ref(value, enc)
         if _is_backend(value):
@@ -545,7 +588,91 @@ class Endpoint:
         py = getattr(value, "py_func", None)  # a Numba dispatcher of an importable function
         if py is not None and _importable(py, self.policy) is not None:
             return {"nj": _importable(py, self.policy)}
+        own = self.shipped_ids.get(id(value))
+        if own is not None:  # a function the grader shipped, going back
+            return {"yh": own}
+        if self.policy.trusted:
+            shipped = self._ship(value, enc)
+            if shipped is not None:
+                return shipped
         return {"h": self._handle(value)}
+
+    def _ship(self, fn: Any, enc: Callable[[Any], Any]) -> dict[str, Any] | None:
+        """A test's own scalar function as its source, for the worker to define.
+
+        A kernel factory compiles the function it is given (Numba needs the function
+        itself, not a handle that calls back here), so a function of the course's tests
+        that reads nothing but modules, importable functions and constants crosses as its
+        source; the worker defines it once and can send it back as this side's handle.
+        Only this (trusted) side ships code, and only to the worker; anything else (a
+        closure, a function reading a test's list) stays a handle.
+        """
+        known = self._shipped_specs.get(id(fn))
+        if known is not None and known[0] is fn:
+            return known[1]
+        source = _source_of(fn)
+        if source is None:
+            return None
+        names: list[list[Any]] = []
+        code = fn.__code__
+        for name in _global_names(code):
+            if name not in fn.__globals__:
+                continue  # a builtin, or a name never bound: the worker's own rules apply
+            value = fn.__globals__[name]
+            if isinstance(value, types.ModuleType):
+                if not self.policy.module_allowed(value.__name__):
+                    return None
+                names.append([name, {"mod": value.__name__}])
+            elif value is None or type(value) in (bool, int, float, str) or callable(value):
+                names.append([name, enc(value)])
+            else:
+                return None
+        defaults = fn.__defaults__ or ()
+        if any(not (d is None or type(d) in (bool, int, float, str)) for d in defaults):
+            return None
+        spec = {
+            "src": source,
+            "n": fn.__name__,
+            "q": fn.__qualname__,
+            "g": names,
+            "df": list(defaults),
+            "h": self._handle(fn),
+        }
+        self._shipped_specs[id(fn)] = (fn, spec)
+        return spec
+
+    def _define(self, data: dict[str, Any], dec: Callable[[Any], Any]) -> Any:
+        """The function a ``src`` message ships (see :meth:`_ship`), defined once."""
+        if self.policy.trusted:
+            raise WireError("code sent to the grader")
+        handle = data.get("h")
+        if type(handle) is not int:
+            raise WireError("shipped code without its handle")
+        found = self.remote.get(handle)
+        if isinstance(found, types.FunctionType):
+            return found
+        namespace: dict[str, Any] = {"__builtins__": builtins, "__name__": "course_tests"}
+        for item in _list(data.get("g", [])):
+            if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)):
+                raise WireError("a shipped global that is not [name, value]")
+            name, value = item
+            if isinstance(value, dict) and "mod" in value:
+                module = str(value["mod"])
+                if not self.policy.module_allowed(module):
+                    raise WireError(f"shipped code reading the module {module}")
+                namespace[name] = importlib.import_module(module)
+            else:
+                namespace[name] = dec(value)
+        exec(compile(str(data.get("src")), "<a course test>", "exec"), namespace)
+        fn = namespace.get("__mtc_shipped__")
+        if not isinstance(fn, types.FunctionType):
+            raise WireError("shipped code that defines no function")
+        fn.__name__ = str(data.get("n", fn.__name__))
+        fn.__qualname__ = str(data.get("q", fn.__qualname__))
+        fn.__defaults__ = tuple(_list(data.get("df", []))) or None
+        self.remote[handle] = fn
+        self.shipped_ids[id(fn)] = handle
+        return fn
 
     def _class_ref(self, cls: type, enc: Callable[[Any], Any]) -> dict[str, Any]:
         """A class by name, as the other side's own (a stand-in it made), or as a stand-in."""
@@ -650,7 +777,7 @@ class Endpoint:
             try:
                 return scope.mirrors[data["r"]]
             except (KeyError, TypeError):
-                raise WireError("a reference to an object never sent") from None
+                return self._made_later(data["r"], buffers)
         if "y" in data:  # my own object coming back
             try:
                 return scope.sent[data["y"]]
@@ -679,9 +806,7 @@ class Endpoint:
             return arr
         if "dev" in data:
             host = self._decode_array(data["dev"], buffers)
-            from numba import cuda
-
-            dev = cuda.to_device(host)
+            dev = _to_device(host)
             self._mirror(data.get("i"), dev)
             return dev
         if "ns" in data:
@@ -728,6 +853,8 @@ class Endpoint:
             if not isinstance(name, str) or name.startswith("_"):
                 raise WireError("a method that may not cross")
             return getattr(dec(obj), name)
+        if "src" in data:
+            return self._define(data, dec)
         if "h" in data:
             return self._remote(data["h"], RemoteCallable)
         if "op" in data:
@@ -858,16 +985,18 @@ class Endpoint:
             raise WireError("an object of something that is not a class")
         return cls
 
-    def _decode_objects(self, table: Any, buffers: list[bytes]) -> list[Any]:
-        """Make the objects of a message's table (see :meth:`_objects`); return them.
+    def _make_objects(self, table: Any, buffers: list[bytes]) -> list[tuple[Any, Any, Any]]:
+        """Make the objects of a message's table (see :meth:`_objects`), their state unset.
 
-        Every object exists before any state is set, so states may refer to each other
-        in any order; an object of a class with an immutable base (a tuple subclass) is
-        made from its value, after the objects its value refers to.
+        Every object exists before any value of the message is decoded, so the changes,
+        the payload and the states may refer to them in any order. An object of a class
+        with an immutable base (a tuple subclass) is made from its value when first
+        referred to (see :meth:`_made_later`), or at the end. Returns the entries, in the
+        table's order, as ``(object or number, state, value)``.
         """
         dec = functools.partial(self.decode, buffers=buffers, depth=1)
-        made: list[tuple[Any, Any]] = []
-        later: list[tuple[Any, type, type, Any, Any]] = []
+        entries: list[tuple[Any, Any, Any]] = []
+        self._pending = {}
         for entry in _list(table):
             if not isinstance(entry, list) or len(entry) != 4:
                 raise WireError("an object entry that is not [number, class, value, state]")
@@ -877,23 +1006,40 @@ class Endpoint:
             cls: Any = self._decode_class(spec, dec)
             base = next((b for b in _IMMUTABLE_BASES if issubclass(cls, b)), None)
             if base is not None:
-                later.append((number, cls, base, value, state))
+                if type(number) is not int or number in self._pending:
+                    raise WireError("an object number used twice")
+                self._pending[number] = (cls, base, value)
+                entries.append((number, state, None))
                 continue
             if cls.__new__ is not object.__new__ and self.policy.trusted:
                 raise WireError(f"{cls.__qualname__} cannot be rebuilt from data")
             obj = object.__new__(cls)
             self._mirror(number, obj)
-            made.append((obj, state))
-        for number, cls, base, value, state in reversed(later):
-            plain = dec(value)
-            if not isinstance(plain, base):
-                raise WireError(f"a {cls.__name__} without its {base.__name__} value")
-            made_one: Any = base.__new__(cls, plain)
-            self._mirror(number, made_one)
-            made.append((made_one, state))
-        for obj, state in made:
+            entries.append((obj, state, None))
+        return entries
+
+    def _made_later(self, number: Any, buffers: list[bytes]) -> Any:
+        """Make the pending immutable object ``number`` from its value (:meth:`_make_objects`)."""
+        found = self._pending.pop(number, None) if type(number) is int else None
+        if found is None:
+            raise WireError("a reference to an object never sent")
+        cls, base, value = found
+        plain = self.decode(value, buffers, 1)
+        if not isinstance(plain, base):
+            raise WireError(f"a {cls.__name__} without its {base.__name__} value")
+        obj: Any = base.__new__(cls, plain)
+        self._mirror(number, obj)
+        return obj
+
+    def _finish_objects(self, entries: list[tuple[Any, Any, Any]], buffers: list[bytes]) -> None:
+        """Set the states of the table's objects, in the table's order (as they were encoded)."""
+        dec = functools.partial(self.decode, buffers=buffers, depth=1)
+        for obj, state, _ in entries:
+            if type(obj) is int and not isinstance(obj, bool):  # an immutable object's number
+                made = self.scope.mirrors.get(obj)
+                obj = made if made is not None else self._made_later(obj, buffers)
             self._set_state(obj, {k: dec(v) for k, v in state.items()})
-        return [obj for obj, _ in made]
+        self._pending = {}
 
     def _set_state(self, obj: Any, state: dict[str, Any]) -> None:
         cls = type(obj)
@@ -934,7 +1080,7 @@ class Endpoint:
         if np is not None and t is np.ndarray:
             return obj.tobytes() if obj.dtype.kind in "biufc" else None
         if _device_type(t):
-            return obj.copy_to_host().tobytes()
+            return _to_host(obj).tobytes()
         return tuple([_sig(getattr(obj, k, None)) for k in _state_names(obj)])
 
     def _snapshot(self, objects: Any) -> None:
@@ -1009,7 +1155,7 @@ class Endpoint:
         if np is not None and type(obj) is np.ndarray:
             return self._array(obj, out, None)
         if _cuda_device_array(obj):
-            return self._array(obj.copy_to_host(), out, None)
+            return self._array(_to_host(obj), out, None)
         if type(obj) is list:
             return {"l": [enc(v) for v in obj]}
         if type(obj) is dict:
@@ -1035,7 +1181,7 @@ class Endpoint:
                 if _cuda_device_array(obj):
                     if new.shape != obj.shape:
                         raise WireError("a device array that changed shape")
-                    obj.copy_to_device(new)
+                    _into_device(obj, new)
                 elif np is not None and type(obj) is np.ndarray and new.shape == obj.shape:
                     if not obj.flags.writeable:
                         if obj.tobytes() == new.astype(obj.dtype, copy=False).tobytes():
@@ -1083,9 +1229,12 @@ class Endpoint:
     def _incoming(self, header: dict[str, Any], buffers: list[bytes]) -> Any:
         """Make a message's new objects, apply its changes, and decode its payload."""
         self._fresh = []
-        self._decode_objects(header.get("objs", []), buffers)
+        # In the order the sender encoded them (changes, payload, objects' states): an
+        # array, list or dict is described where it first occurs and referred to after.
+        entries = self._make_objects(header.get("objs", []), buffers)
         applied = self._apply(header.get("sync", []), buffers)
         value = self.decode(header.get("p"), buffers)
+        self._finish_objects(entries, buffers)
         self._snapshot([*applied, *self._fresh])
         return value
 
@@ -1130,25 +1279,26 @@ class Endpoint:
 
     def request(self, kind: str, *payload: Any) -> Any:
         """Ask the other side to run ``kind`` with ``payload``; serve its requests meanwhile."""
-        if self.closed:
-            raise WireError("the channel is closed")
-        self.depth += 1
-        try:
-            self._message(kind, tuple(payload))
-            while True:
-                header, buffers = self._recv()
-                k = header.get("k")
-                if k == "ret":
-                    return self._incoming(header, buffers)
-                if k == "err":
-                    raise self._rebuild_exception(self._incoming(header, buffers))
-                if not isinstance(k, str):
-                    raise WireError("a message of no known kind")
-                self._serve_one(k, header, buffers, outermost=False)
-        finally:
-            self.depth -= 1
-            if self.depth == 0:
-                self.scope.clear()
+        with self._exchange:
+            if self.closed:
+                raise WireError("the channel is closed")
+            self.depth += 1
+            try:
+                self._message(kind, tuple(payload))
+                while True:
+                    header, buffers = self._recv()
+                    k = header.get("k")
+                    if k == "ret":
+                        return self._incoming(header, buffers)
+                    if k == "err":
+                        raise self._rebuild_exception(self._incoming(header, buffers))
+                    if not isinstance(k, str):
+                        raise WireError("a message of no known kind")
+                    self._serve_one(k, header, buffers, outermost=False)
+            finally:
+                self.depth -= 1
+                if self.depth == 0:
+                    self.scope.clear()
 
     def _serve_one(
         self, kind: str, header: dict[str, Any], buffers: list[bytes], outermost: bool
@@ -1221,6 +1371,80 @@ _NEW = object()
 
 
 _PLAIN = frozenset((type(None), bool, int, float, str, bytes))
+
+
+def _global_names(code: types.CodeType) -> list[str]:
+    """The global names ``code`` and the code nested in it read."""
+    names = list(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names.extend(n for n in _global_names(const) if n not in names)
+    return names
+
+
+def _source_of(fn: Any) -> str | None:
+    """Source defining ``fn`` as ``__mtc_shipped__``, or ``None``.
+
+    Only for a plain function (no closure, no generator) whose source, found and compiled
+    again, reads, holds and takes the same as ``fn`` (:func:`_fingerprint`).
+    """
+    import ast
+    import inspect
+    import textwrap
+
+    if not isinstance(fn, types.FunctionType) or fn.__closure__ or fn.__kwdefaults__:
+        return None
+    code = fn.__code__
+    if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
+        return None
+    try:
+        text = textwrap.dedent(inspect.getsource(fn))
+    except (OSError, TypeError):
+        return None
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:  # a lambda's lines cut out of a larger expression
+        try:
+            tree = ast.parse(f"(\n{text}\n)")
+        except SyntaxError:
+            return None
+    candidates: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Lambda) and fn.__name__ == "<lambda>":
+            candidates.append(f"__mtc_shipped__ = {ast.unparse(node)}\n")
+        elif isinstance(node, ast.FunctionDef) and node.name == fn.__name__:
+            node.decorator_list = []
+            node.name = "__mtc_shipped__"
+            node.returns = None  # annotations may name what the worker does not import
+            for arg in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]:
+                arg.annotation = None
+            candidates.append(ast.unparse(node) + "\n")
+    for source in candidates:
+        space: dict[str, Any] = {}
+        try:
+            exec(compile(source, "<a course test>", "exec"), {"__builtins__": builtins}, space)
+        except Exception:
+            continue
+        made = space.get("__mtc_shipped__")
+        if isinstance(made, types.FunctionType) and _fingerprint(made.__code__) == _fingerprint(
+            code
+        ):
+            return source
+    return None
+
+
+def _fingerprint(code: types.CodeType) -> Any:
+    """What ``code`` reads, holds and takes: equal for the same source wherever compiled.
+
+    (Not the bytecode: CPython compiles a method call on a module-level import differently.)
+    """
+    return (
+        code.co_argcount,
+        code.co_kwonlyargcount,
+        code.co_varnames,
+        code.co_names,
+        tuple(_fingerprint(c) if isinstance(c, types.CodeType) else c for c in code.co_consts),
+    )
 
 
 def _sig(v: Any) -> Any:

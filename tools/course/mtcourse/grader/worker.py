@@ -56,7 +56,7 @@ def main() -> int:
             if not isinstance(module, str) or not module.startswith("mt_examples."):
                 raise LookupError(f"no training script {module!r}")
             return importlib.import_module(module).main(list(argv))
-        if kind in ("call", "product"):
+        if kind in ("call", "product", "launch"):
             key = payload[0]
             if key not in route.REGISTRY:
                 importlib.import_module(_module_of(key, layer))

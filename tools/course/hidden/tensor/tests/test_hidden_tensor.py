@@ -293,6 +293,7 @@ def test_each_forward_saves_what_its_backward_needs():
     s = 1 / (1 + np.exp(-a_np))
     close = np.testing.assert_allclose
     close(_grad_of(lambda b: 1.0 / b, b_np)[0], -1 / b_np**2)
+    close(_grad_of(lambda b: b.reciprocal(), b_np)[0], -1 / b_np**2)  # Inv (``/`` divides)
     close(_grad_of(lambda a: a.sigmoid(), a_np)[0], s * (1 - s))
     close(_grad_of(lambda a: a.relu(), a_np)[0], (a_np > 0).astype(float))
     close(_grad_of(lambda b: b.log(), b_np)[0], 1 / b_np)
