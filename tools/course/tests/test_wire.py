@@ -9,6 +9,7 @@ import threading
 
 import numpy as np
 import pytest
+from numba import config, cuda
 
 from mtcourse.grader import route
 from mtcourse.grader.wire import (
@@ -314,6 +315,48 @@ def test_a_product_routes_by_the_run(monkeypatch):
     product = made(3)
     assert isinstance(product, route.Product)
     assert product(2) == 6
+
+
+def _double(out, a):
+    """A CUDA kernel's body (the simulator reads ``cuda`` from its globals)."""
+    i = cuda.grid(1)
+    if i < a.size:
+        out[i] = 2.0 * a[i]
+
+
+def test_a_cuda_kernel_is_routed_at_its_launch_and_its_writes_come_back(monkeypatch):
+    """``kernel[grid, block](out, ...)`` on the graded kernel runs it in the worker."""
+    if not config.ENABLE_CUDASIM:
+        pytest.skip("needs Numba's CUDA simulator (the course environment sets it)")
+    double = cuda.jit(_double)
+    ran = []
+
+    def serve(kind, payload):
+        ran.append(kind)
+        monkeypatch.setattr(route, "SIDE", "U")  # the worker's side of the route
+        try:
+            return route.serve(kind, list(payload))
+        finally:
+            monkeypatch.setattr(route, "SIDE", "T")
+
+    pair = Pair(serve_worker=serve)
+    monkeypatch.setattr(route, "SIDE", "T")
+    monkeypatch.setattr(route, "ENDPOINT", pair.grader)
+    monkeypatch.setattr(route, "USED", set())
+    launcher = route.route("k.py:double", double)
+    assert isinstance(launcher, route.Launcher)
+    a = cuda.to_device(np.arange(5.0))
+    out = cuda.to_device(np.zeros(5))
+    monkeypatch.setattr(route, "ACTIVE", "k.py:double")
+    launcher[1, 8](out, a)
+    assert ran == ["launch"]
+    assert out.copy_to_host().tolist() == [0.0, 2.0, 4.0, 6.0, 8.0]
+    assert {"k.py:double"} == route.USED
+    monkeypatch.setattr(route, "ACTIVE", None)  # another function's run: it runs here
+    launcher[1, 8](out, out)
+    assert ran == ["launch"]
+    assert out.copy_to_host().tolist() == [0.0, 4.0, 8.0, 12.0, 16.0]
+    pair.close()
 
 
 def test_remote_callable_is_not_a_course_object():

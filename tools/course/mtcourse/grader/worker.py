@@ -17,6 +17,7 @@ import json
 import os
 import socket
 import sys
+import threading
 import traceback
 from typing import TYPE_CHECKING, Any
 
@@ -64,6 +65,10 @@ def main() -> int:
         raise LookupError(f"the worker does not serve {kind!r}")
 
     endpoint = Endpoint(sock, policy, serve)
+    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+        # The simulator runs each thread of a block (up to 1024) as a thread of this
+        # process: with the default 8 MiB stacks they would not fit its address space.
+        threading.stack_size(2 << 20)
     route.PURE = {k: tuple(v) for k, v in json.loads(os.environ.get("MTC_PURE", "{}")).items()}
     route.SIDE = "U"
     route.ENDPOINT = endpoint
