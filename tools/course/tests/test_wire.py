@@ -402,3 +402,19 @@ def test_an_array_first_sent_in_a_change_can_be_shared_by_a_new_object():
     assert old.fargs[0] is new.fargs[0]
     assert old.fargs[0].tolist() == [0.0, 1.0, 2.0]
     pair.close()
+
+
+@pytest.mark.parametrize(
+    "config",
+    [(10**6, 1024), (1, 2048), (1, 0), ((2, 2, 2, 2), 1), "1, 1", (1.5, 32), (True, 32)],
+)
+def test_a_launch_the_course_never_makes_is_refused(config):
+    """The side running a launch does its work: the worker cannot ask for a huge one."""
+    with pytest.raises(ValueError, match="launch"):
+        route._check_launch(config)
+
+
+def test_launches_the_course_makes_pass_the_check():
+    route._check_launch((4, 32))
+    route._check_launch(((2, 3, 1), (32, 32)))
+    route._check_launch((np.int64(7), np.int64(8)))

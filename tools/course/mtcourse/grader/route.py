@@ -18,6 +18,7 @@ copies' folders as ``_mtcourse_route.py``; it needs nothing but the standard lib
 from __future__ import annotations
 
 import contextlib
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -164,6 +165,38 @@ def call_launch(key: str, kernel: Any, config: Any, args: tuple[Any, ...]) -> An
     return kernel[config](*args)
 
 
+MAX_LAUNCH_THREADS = 1 << 22
+"""Threads one launch the other side asks for may start (a block holds at most 1,024)."""
+
+
+def _dims(value: Any) -> int:
+    """The number of blocks or threads ``value`` (an int or up to three ints) stands for."""
+    dims = value if type(value) is tuple else (value,)
+    count = 1
+    for d in dims:
+        try:
+            n = operator.index(d)  # an int or a numpy integer
+        except TypeError:
+            n = 0
+        if isinstance(d, bool) or n < 1 or not 1 <= len(dims) <= 3:
+            raise ValueError(f"a launch dimension of positive ints, got {value!r}")
+        count *= n
+    return count
+
+
+def _check_launch(config: Any) -> None:
+    """Refuse a launch configuration the course's kernels never use (``(grid, block)``).
+
+    The side that runs a launch asked for by the other does the work: a worker must not
+    be able to make the grader run a billion simulated threads.
+    """
+    if type(config) is not tuple or len(config) != 2:
+        raise ValueError(f"a launch configuration is (grid, block), got {config!r}")
+    blocks, threads = _dims(config[0]), _dims(config[1])
+    if threads > 1024 or blocks * threads > MAX_LAUNCH_THREADS:
+        raise ValueError(f"a launch of {blocks} blocks of {threads} threads is too large")
+
+
 def broken(qualname: str, error: BaseException) -> Callable[..., Any]:
     """Stands for a student's function whose definition raised (its decorator, say)."""
     text = f"{qualname} could not be defined: {type(error).__name__}: {error}"
@@ -297,5 +330,6 @@ def serve(kind: str, payload: list[Any]) -> Any:
         impl, _ = REGISTRY[key]
         if not _is_gpu_kernel(impl):
             raise LookupError(f"{key} is not a kernel")
+        _check_launch(config)
         return call_launch(key, impl, config, tuple(args))
     raise LookupError(f"no request {kind!r}")
