@@ -197,3 +197,32 @@ def test_check_one_task_reports_a_test_that_runs_none_of_its_task(tmp_path):
     )
     assert len(problems) == 1
     assert "test_backward_on_constant_raises (marked task1_4) passes without task1_4" in problems[0]
+
+
+def test_the_files_a_user_mode_worker_left_in_shared_folders_are_swept(tmp_path):
+    """Task A's worker (a user of its own) must not hand task B's worker what it kept."""
+    import os
+
+    from mtcourse.grader import sandbox
+
+    if os.geteuid() != 0:
+        pytest.skip("needs root to own files as another user")
+    uid, other = 60123, 60124
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    (kept / "hidden.txt").write_text("what a hidden test showed")
+    mine = tmp_path / "mine.txt"
+    mine.write_text("the grader's")
+    theirs = tmp_path / "theirs.txt"
+    theirs.write_text("another worker's")
+    for p in (kept, kept / "hidden.txt"):
+        os.chown(p, uid, uid)
+    os.chown(theirs, other, other)
+    link = tmp_path / "link"
+    link.symlink_to(mine)
+    os.lchown(link, uid, uid)
+    assert sandbox.sweep_files(uid, (str(tmp_path),)) == 3  # the file, its folder, the link
+    assert not kept.exists()
+    assert not link.is_symlink()
+    assert mine.read_text() == "the grader's"  # a link is removed, never followed
+    assert theirs.exists()

@@ -737,8 +737,10 @@ def grade(
         ]
         records, _ = run_harness(course, tid, config, tfolder, private, budget)
         # What the worker kept of this task's (hidden) tests must not reach the next task's
-        # worker, which runs as the same user.
+        # worker, which runs as the same user: its home, and what it left in /tmp & co.
         shutil.rmtree(home, ignore_errors=True)
+        if _owner(mode, uid) is not None:
+            sandbox.sweep_files(uid)
         error = None
         if not any("finished" in r for r in records):
             error = (
