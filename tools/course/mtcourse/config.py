@@ -82,6 +82,10 @@ class Layer:
     whole: tuple[str, ...] = ()
     """Tasks graded on the student's whole copy of the layer at once (training a network of
     Scalars: one function at a time, each scalar operation would cross the sandbox)."""
+    stand_ins: dict[str, str] = field(default_factory=dict)
+    """Graded module -> a solution-only module with the same functions, faster (``src``
+    paths): when the worker asks the grader for the course's answer of a function of the
+    first, the grader's copy runs the second's function of that name, where it has it."""
 
     @property
     def package(self) -> str:
@@ -249,7 +253,19 @@ def load_calendar(path: Path = REPO / "course.toml") -> Calendar:
             layer,
             pure={str(k): tuple(int(i) for i in v) for k, v in raw.get("pure", {}).items()},
             whole=tuple(str(t) for t in raw.get("whole", ())),
+            stand_ins={str(k): str(v) for k, v in raw.get("stand-ins", {}).items()},
         )
+        for graded, fast in layer.stand_ins.items():
+            for rel in (graded, fast):
+                if not (layer.src / rel).is_file():
+                    raise CalendarError(
+                        f"layers.{name}.stand-ins: {rel} is not a file of src/minitorch/{name}"
+                    )
+            if f"src/minitorch/{name}/{fast}" not in layer.solution_only:
+                raise CalendarError(
+                    f"layers.{name}.stand-ins: {fast} must be solution-only (the worker "
+                    "never gets it)"
+                )
         for tid in layer.whole:
             if tid not in layer.task_ids:
                 raise CalendarError(f"layers.{name}.whole: {tid} is not a task of {name}")

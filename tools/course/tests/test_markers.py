@@ -315,3 +315,24 @@ def test_the_autodiff_readme_says_training_runs_on_the_whole_layer(tmp_path):
     assert "Except task 1.5:" in " ".join(readme.split())
     assign("operators", tmp_path / "o", cal=load_calendar(), wheels=False)
     assert "Except task" not in (tmp_path / "o" / "README.md").read_text()
+
+
+@pytest.mark.parametrize(
+    ("twin", "error"),
+    [
+        ("kernels/nope.py", "kernels/nope.py is not a file of src/minitorch/nn"),
+        ("conv.py", "conv.py must be solution-only"),
+    ],
+)
+def test_calendar_refuses_a_stand_in_that_is_missing_or_reaches_the_worker(tmp_path, twin, error):
+    # A stand-in runs only in the grader's copy: a module the starter ships would be the
+    # student's, and the worker would hold the course's faster code.
+    text = (load_calendar.__globals__["REPO"] / "course.toml").read_text()
+    good = 'stand-ins = { "kernels/simple.py" = "kernels/fast.py" }'
+    assert good in text
+    (tmp_path / "course.toml").write_text(
+        text.replace(good, f'stand-ins = {{ "kernels/simple.py" = "{twin}" }}')
+    )
+    with pytest.raises(CalendarError, match=error):
+        load_calendar(tmp_path / "course.toml")
+    assert load_calendar().layer("nn").stand_ins == {"kernels/simple.py": "kernels/fast.py"}

@@ -404,6 +404,85 @@ def test_an_array_first_sent_in_a_change_can_be_shared_by_a_new_object():
     pair.close()
 
 
+def test_a_tests_random_generator_is_a_generator_in_the_worker_and_draws_stay_in_step():
+    """dropout(x, seed=np.random.default_rng(1)): the student's ``isinstance`` check holds,
+    each draw is the test's generator's (its state moves on the grader's side), and the
+    proxy goes back as the test's own generator."""
+
+    def serve(kind, payload):
+        (rng,) = payload
+        assert isinstance(rng, np.random.Generator)
+        mask = rng.random((2, 3)) >= 0.5
+        return rng, mask, rng.integers(0, 10, size=4)
+
+    pair = Pair(serve_worker=serve)
+    rng = np.random.default_rng(1)
+    back, mask, ints = pair.grader.request("drop", rng)
+    pair.close()
+    ref = np.random.default_rng(1)
+    assert back is rng
+    np.testing.assert_array_equal(mask, ref.random((2, 3)) >= 0.5)
+    np.testing.assert_array_equal(ints, ref.integers(0, 10, size=4))
+    assert rng.random() == ref.random()  # the test's generator moved on as if drawn here
+
+
+@pytest.mark.parametrize(
+    ("draw", "error"),
+    [
+        (lambda g: g.random(1 << 30), "at most"),
+        (lambda g: g.permutation(10**12), "at most"),
+        (lambda g: g.normal(0.0, 1.0, size=("a",)), "must be ints"),
+        (lambda g: g.spawn(2), "only random"),
+        (lambda g: g.bit_generator.state, None),
+    ],
+)
+def test_a_worker_cannot_make_the_grader_draw_without_bound(draw, error):
+    def serve(kind, payload):
+        (rng,) = payload
+        try:
+            value = draw(rng)
+        except Exception as e:
+            return type(e).__name__ + ": " + str(e)
+        return "drew " + repr(type(value).__name__)
+
+    pair = Pair(serve_worker=serve)
+    rng = np.random.default_rng(0)
+    state = rng.bit_generator.state
+    said = pair.grader.request("run", rng)
+    pair.close()
+    if error is None:
+        # The proxy's own bit generator is a dummy: reading it tells nothing of the test's.
+        assert said == "drew 'dict'"
+    else:
+        assert error in said
+    assert rng.bit_generator.state == state  # nothing drawn from the test's generator
+
+
+def test_neither_side_keeps_an_object_after_its_exchange():
+    """A test may count the tensors alive after a backward pass (one saved by a graph
+    must be freed with it): the channel holds no object of an exchange past its end."""
+    import gc
+    import weakref
+
+    made = []
+
+    def serve(kind, payload):
+        product = route.Product("k", (np.arange(3.0),), {})
+        made.append(weakref.ref(product))
+        return product
+
+    pair = Pair(serve_worker=serve)
+    got = pair.grader.request("make")
+    mine = weakref.ref(got)
+    del got
+    gc.collect()
+    assert mine() is None  # the grader's copy
+    pair.grader.request("make")  # the worker's next message ends its hold on the first
+    gc.collect()
+    assert made[0]() is None
+    pair.close()
+
+
 @pytest.mark.parametrize(
     "config",
     [(10**6, 1024), (1, 2048), (1, 0), ((2, 2, 2, 2), 1), "1, 1", (1.5, 32), (True, 32)],

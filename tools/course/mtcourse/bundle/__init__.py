@@ -67,6 +67,7 @@ def grade_spec(layer: Layer, cal: Calendar) -> GradeSpec:
         OPAQUE,
         tuple(sorted(layer.pure.items())),
         layer.whole,
+        tuple(sorted(layer.stand_ins.items())),
     )
 
 

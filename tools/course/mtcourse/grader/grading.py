@@ -84,6 +84,7 @@ class GradeSpec:
     opaque: tuple[str, ...] = ()  # classes that cross as handles (autograd histories)
     pure: tuple[tuple[str, tuple[int, ...]], ...] = ()  # (key, written arguments)
     whole: tuple[str, ...] = ()  # tasks graded on the student's whole copy at once
+    stand_ins: tuple[tuple[str, str], ...] = ()  # (graded module, its faster twin)
 
     def to_json(self) -> str:
         """The spec as JSON (``spec.json``)."""
@@ -107,6 +108,7 @@ class GradeSpec:
             tuple(d.get("opaque", ())),
             tuple((k, tuple(v)) for k, v in d.get("pure", ())),
             tuple(d.get("whole", ())),
+            tuple((k, v) for k, v in d.get("stand_ins", ())),
         )
 
 
@@ -643,6 +645,7 @@ def calibrate(
             "all_units": [u.key for u in units],
             "opaque": _opaque(spec),
             **_whole(spec, tid),
+            "stand_ins": dict(spec.stand_ins),
             "limits": {},
             "default_limit": [600.0, 1800.0],
             "worker": _worker_spec(course, code, home, mode, 60000, private / f"{tid}.log"),
@@ -722,6 +725,7 @@ def grade(
             "all_units": [u.key for u in units],
             "opaque": _opaque(spec),
             **_whole(spec, tid),
+            "stand_ins": dict(spec.stand_ins),
             "limits": limits,
             "default_limit": [MIN_CPU * 3, MIN_WALL * 3],
             "worker": _worker_spec(course, code, home, mode, uid, private / f"{tid}.log"),
@@ -817,6 +821,7 @@ def grade_units(
             "all_units": [u.key for u in units],
             "opaque": _opaque(spec),
             **_whole(spec, tid),
+            "stand_ins": dict(spec.stand_ins),
             "limits": _limits(task_cal["runs"]),
             "default_limit": [MIN_CPU * 3, MIN_WALL * 3],
             "worker": entries[0]["worker"],

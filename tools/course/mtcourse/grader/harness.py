@@ -89,6 +89,12 @@ def _serve(kind: str, payload: list[Any]) -> Any:
         key = payload[0]
         if not isinstance(key, str) or key not in route.REGISTRY:
             _ensure(key)
+        # The function being graded is never answered here: route.serve sends it back.
+        graded = key == route.ACTIVE or route.ACTIVE == route.EVERY
+        twin = _stand_in(key) if kind == "call" and not graded else None
+        if twin is not None:
+            _, args, kwargs = payload
+            return twin(*args, **kwargs)
         return route.serve(kind, payload)
     if kind == "method":
         ident, name, obj, args, kwargs = payload
@@ -108,6 +114,34 @@ def _serve(kind: str, payload: list[Any]) -> Any:
         _STATE["ready"] = payload[0]
         return None
     raise LookupError(f"the grader does not serve {kind!r}")
+
+
+_TWINS: dict[str, Any] = {}
+
+
+def _stand_in(key: str) -> Any:
+    """The faster twin that answers the worker's call of ``key`` here, if it has one.
+
+    course.toml's ``stand-ins`` name a solution-only module with the same functions as a
+    graded one (the Numba convolution beside the plain loops): a network the student
+    trains in the worker convolves at the solution's speed, and the worker never holds the
+    twin. Only a module-level function has one, and only where this copy ships the module.
+    """
+    if key in _TWINS:
+        return _TWINS[key]
+    import importlib
+
+    file, _, name = key.partition(":")
+    twin_file = _CONFIG.get("stand_ins", {}).get(file)
+    twin = None
+    if twin_file is not None and "." not in name:
+        module = f"minitorch.{_CONFIG['layer']}." + twin_file.removesuffix(".py").replace("/", ".")
+        try:
+            twin = getattr(importlib.import_module(module), name, None)
+        except ImportError:  # this copy (the starter-shaped solution) leaves it out
+            twin = None
+    _TWINS[key] = twin
+    return twin
 
 
 def _ensure(key: Any) -> None:

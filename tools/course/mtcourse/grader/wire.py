@@ -27,6 +27,7 @@ import functools
 import importlib
 import json
 import math
+import operator
 import select
 import socket
 import struct
@@ -46,6 +47,22 @@ MAX_DEPTH = 200
 
 MAX_TEXT = 4000
 """Characters of an exception message that cross."""
+
+MAX_DRAW = 1 << 24
+"""Values one draw from a test's random generator may ask for."""
+
+DRAWS = {
+    "random": 0,
+    "integers": 2,
+    "normal": 2,
+    "uniform": 2,
+    "standard_normal": 0,
+    "binomial": 2,
+    "choice": 1,
+    "permutation": 99,
+}
+"""The draws the worker may make from a test's ``numpy.random.Generator``, with the
+position of their ``size`` argument (``permutation``'s size is its argument's)."""
 
 _BUILTIN_NAMES = frozenset(
     [
@@ -177,6 +194,42 @@ class RemoteIterator:
 
     def __next__(self) -> Any:
         return self._endpoint.request("next", self._id)
+
+
+@functools.cache
+def _remote_generator_class() -> type:
+    """``RemoteGenerator``: a test's ``numpy.random.Generator`` as the worker sees it.
+
+    A generator is state the test keeps drawing from (a dropout mask, then the test's own
+    checks), so it stays on the grader's side and each draw is a request; the proxy is a
+    real ``Generator`` subclass, so a student's ``isinstance`` check accepts it. Only the
+    draws of ``DRAWS`` exist; anything else of it raises.
+    """
+    np = _numpy()
+
+    class RemoteGenerator(np.random.Generator):  # type: ignore[misc, name-defined]
+        def __init__(self, endpoint: Endpoint, ident: int) -> None:
+            super().__init__(np.random.PCG64(0))
+            self._mtc_endpoint = endpoint
+            self._mtc_id = ident
+
+        def __repr__(self) -> str:
+            return f"<the test's random generator #{self._mtc_id}>"
+
+    def draw(name: str) -> Callable[..., Any]:
+        def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+            return self._mtc_endpoint.request("draw", self._mtc_id, name, args, kwargs)
+
+        call.__name__ = name
+        return call
+
+    def refused(self: Any, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("only random, integers, normal, uniform, ... of a test's generator")
+
+    for name in dir(np.random.Generator):
+        if not name.startswith("_") and callable(getattr(np.random.Generator, name)):
+            setattr(RemoteGenerator, name, draw(name) if name in DRAWS else refused)
+    return RemoteGenerator
 
 
 class Policy:
@@ -528,6 +581,11 @@ class Endpoint:
             return {"dt": value.str}
         if isinstance(value, (Opaque, RemoteCallable, RemoteIterator)) and value._endpoint is self:
             return {"yh" if not isinstance(value, Opaque) else "yo": value._id}
+        if np is not None and isinstance(value, np.random.Generator):
+            if getattr(value, "_mtc_endpoint", None) is self:
+                return {"yh": value._mtc_id}
+            if self.policy.trusted:  # a test's random generator: the worker draws from it
+                return {"rng": self._handle(value)}
         if t is list:
             number = self._number(value)
             return {"l": [enc(v) for v in value], "i": number}
@@ -861,6 +919,10 @@ class Endpoint:
             return self._remote(data["op"], Opaque)
         if "it" in data:
             return self._remote(data["it"], RemoteIterator)
+        if "rng" in data:
+            if self.policy.trusted:
+                raise WireError("a random generator of the worker")
+            return self._remote(data["rng"], _remote_generator_class())
         if "yh" in data or "yo" in data:
             ident = data.get("yh", data.get("yo"))
             if type(ident) is not int or ident not in self.handles:
@@ -1225,6 +1287,7 @@ class Endpoint:
         self._queue = []
         self._send(body, out)
         self._snapshot([*looked, *self._fresh])
+        self._fresh = []  # held no longer than the message: a test may count what lives
 
     def _incoming(self, header: dict[str, Any], buffers: list[bytes]) -> Any:
         """Make a message's new objects, apply its changes, and decode its payload."""
@@ -1236,6 +1299,7 @@ class Endpoint:
         value = self.decode(header.get("p"), buffers)
         self._finish_objects(entries, buffers)
         self._snapshot([*applied, *self._fresh])
+        self._fresh = []
         return value
 
     def _exception(self, exc: BaseException) -> dict[str, Any]:
@@ -1317,6 +1381,8 @@ class Endpoint:
                 if not callable(fn) or isinstance(fn, (type, Iterator)):
                     raise LookupError("no such function")
                 result = fn(*args, **kwargs)
+            elif kind == "draw" and self.policy.trusted:
+                result = self._draw(payload)
             elif kind == "next":
                 (ident,) = payload
                 it = self.handles.get(ident) if type(ident) is int else None
@@ -1333,6 +1399,27 @@ class Endpoint:
             self._message("err", self._exception(e), request, full)
             return
         self._message("ret", result, request, full)
+
+    def _draw(self, payload: list[Any]) -> Any:
+        """A draw the worker asks of a test's random generator (a ``RemoteGenerator``'s)."""
+        ident, name, args, kwargs = payload
+        np = _numpy()
+        rng = self.handles.get(ident) if type(ident) is int else None
+        if not isinstance(rng, np.random.Generator) or name not in DRAWS:
+            raise LookupError("no such draw")
+        if not isinstance(args, tuple) or not isinstance(kwargs, dict):
+            raise WireError("a draw's arguments that are not a tuple and a dict")
+        size = kwargs.get("size", args[DRAWS[name]] if len(args) > DRAWS[name] else None)
+        dims = size if isinstance(size, tuple) else () if size is None else (size,)
+        try:
+            total = math.prod(operator.index(d) for d in dims)
+            if name in ("permutation", "choice") and args:  # an int n stands for range(n)
+                total = max(total, operator.index(args[0]) if type(args[0]) is int else 0)
+        except TypeError:
+            raise ValueError(f"a draw's size must be ints, got {size!r}") from None
+        if total > MAX_DRAW:
+            raise ValueError(f"a draw of size {size!r} (at most {MAX_DRAW} values)")
+        return getattr(rng, name)(*args, **kwargs)
 
     def serve_until(self, kind: str | None = None) -> None:
         """Serve the other side's requests until one of ``kind`` (served too) or ``bye``."""
