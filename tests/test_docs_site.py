@@ -69,7 +69,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if any(importlib.util.find_spec(name.split(".")[0]) is None for name in DOCS_TOOLS):
         if sys.version_info < (3, 11):
             pytest.skip("the guide's tools (mkdocs-material, mkdocstrings) need Python 3.11+")
-        from mt_examples.testing import missing
+        from mt_testing import missing
 
         missing("the course guide's tools", "hatch env create test (hatch.toml pins them)")
     return build(tmp_path_factory.mktemp("site") / "site")
@@ -387,7 +387,7 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 def test_in_a_browser(served: str) -> None:
-    from mt_examples.testing import Browser, find_browser, missing
+    from mt_testing import Browser, find_browser, missing
 
     found = find_browser()
     if found is None:  # a failure in CI, a skip elsewhere

@@ -7,6 +7,8 @@ layering", at the repository root), each test naming the rule it checks.
   and only the third-party distributions they declare; sibling dependencies use a
   compatible range that holds the sibling's current version;
 - rule 3: a package uses only the names of another's root ``__all__``;
+- rule 8: ``examples/mt_examples`` is only what a starter ships (it imports itself and
+  the layers), the benchmarks, the explorer and the tests' helpers are packages beside it;
 - rules 4 to 7: inside the layers, ``tensor.py`` is the course's Tensor and delegates to
   the engine, the op catalogue takes only the autograd package's public names, the
   backends' protocol, simple backend and registry are modules of their own, and every
@@ -594,6 +596,7 @@ RULES = {
     5: "The op catalogue is not the engine",
     6: "Backends meet at the protocol",
     7: "One shape per kind of kernel module",
+    8: "Examples by role",
 }
 TENSOR_SRC = REPO_ROOT / PACKAGES["mt-tensor"].path / "src" / "minitorch" / "tensor"
 
@@ -1061,3 +1064,40 @@ def test_stdlib_layer_installs_offline_alone(dists, name, tmp_path):
         else:
             assert got.startswith("AttributeError"), got
             assert f"pip install {wheel}" in got, got
+
+
+EXAMPLES = REPO_ROOT / "examples"
+
+
+def test_what_a_starter_ships_imports_only_itself_and_the_layers():
+    # The course tool copies examples/mt_examples/ whole into a starter: an import of the
+    # benchmarks, the explorer or the tests' helpers would fail in every starter.
+    wrong = []
+    for path in sorted((EXAMPLES / "mt_examples").glob("*.py")):
+        name = f"mt_examples.{path.stem}" if path.stem != "__init__" else "mt_examples"
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tops = [
+            alias.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Import)
+            for alias in node.names
+        ] + [imp.module for imp in runtime_imports(path.read_text(encoding="utf-8"), name)]
+        wrong += [
+            f"{path.name}: {top}"
+            for top in tops
+            if top.split(".")[0].startswith("mt_") and top.split(".")[0] != "mt_examples"
+        ]
+    assert wrong == [], f"{rule(8)}: {wrong}"
+    assert not (EXAMPLES / "mt_examples" / "explorer").exists(), rule(8)
+
+
+def test_examples_root_holds_only_the_training_launchers():
+    launchers = {p.name for p in EXAMPLES.glob("*.py")}
+    scripts = {p.name for p in (EXAMPLES / "mt_examples").glob("train_*.py")}
+    assert launchers == scripts, (
+        f"{rule(8)}: examples/*.py beyond the launchers: {launchers - scripts}"
+    )
+    packages = {"mt_examples", "mt_bench", "mt_explorer", "tests/mt_testing"}
+    pyproject = (EXAMPLES / "pyproject.toml").read_text(encoding="utf-8")
+    assert all(f'"{p}"' in pyproject for p in packages), rule(8)
+    assert all((EXAMPLES / p / "__init__.py").is_file() for p in packages), rule(8)

@@ -69,7 +69,7 @@ def strides_figure(shape: tuple[int, int], code: str) -> str:
     Top: the storage, one cell per position. Below: the tensor and the view, each cell
     with its value and (``@k``) the storage position ``index_to_position`` gives it.
     """
-    from mt_examples.explorer.strides import explore
+    from mt_explorer.strides import explore
 
     base = explore(shape, "")
     view = explore(shape, code)
@@ -103,7 +103,7 @@ def graph_figure(output) -> str:  # type: ignore[no-untyped-def]
 
     Inputs on the left, the output on the right; functions are round, variables square.
     """
-    from mt_examples.explorer.autodiff_graph import graph_nodes
+    from mt_explorer.autodiff_graph import graph_nodes
 
     nodes = graph_nodes(output)
     by_key = {n.key: n for n in nodes}

@@ -1,8 +1,8 @@
 """MiniTorch explorer: look at the data, the training, the graphs and the strides.
 
 Start it with ``hatch run app`` (or ``streamlit run examples/app/app.py``). Each page is a
-script in ``views/``; what the pages compute lives in ``mt_examples.explorer``
-(``examples/mt_examples/explorer``).
+script in ``views/``; what the pages compute lives in ``mt_explorer``
+(``examples/mt_explorer``).
 """
 
 import streamlit as st

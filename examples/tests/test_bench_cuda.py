@@ -16,8 +16,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 pytest.importorskip("minitorch.cuda")
-from mt_examples import bench_cuda
-from mt_examples.bench import Row
+from mt_bench import cuda as bench_cuda
+from mt_bench.common import Row
 
 seconds = st.floats(1e-6, 10.0)
 sizes = st.floats(1e3, 1e10)

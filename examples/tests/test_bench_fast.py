@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("minitorch.fast", reason="mt-fast is not installed")
 pytestmark = pytest.mark.task3_2
 
-from mt_examples import bench_fast  # noqa: E402
+from mt_bench import fast as bench_fast  # noqa: E402
 
 
 def test_quick_run_prints_every_section_with_its_target(capsys: pytest.CaptureFixture[str]) -> None:

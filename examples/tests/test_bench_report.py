@@ -14,8 +14,8 @@ pytest.importorskip("minitorch.fast", reason="mt-fast is not installed")
 pytest.importorskip("minitorch.nn", reason="the LeNet row needs mt-nn")
 pytestmark = pytest.mark.task3_2
 
-from mt_examples import bench_report  # noqa: E402
-from mt_examples.bench import Peak, import_torch  # noqa: E402
+from mt_bench import report as bench_report  # noqa: E402
+from mt_bench.common import Peak, import_torch  # noqa: E402
 
 WORKLOADS = [
     "matmul 32x32 float64",

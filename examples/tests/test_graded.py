@@ -6,6 +6,7 @@ Task 4.5's graded command is tested with the nn examples (test_nn_examples.py).
 from __future__ import annotations
 
 import pytest
+
 from mt_examples import graded, train_scalar, train_tensor
 
 pytestmark = pytest.mark.task2_5

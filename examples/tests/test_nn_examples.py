@@ -21,12 +21,14 @@ from typing import Any
 
 import numpy as np
 import pytest
-from mt_examples.testing import assert_help_is_complete, exit_message, write_idx
+
+from mt_testing import assert_help_is_complete, exit_message, write_idx
 
 pytest.importorskip("minitorch.nn", reason="mt-nn is not installed")
 pytestmark = pytest.mark.task4_5
 
-from mt_examples import bench_nn, train_mnist, train_sentiment  # noqa: E402
+from mt_bench import nn as bench_nn  # noqa: E402
+from mt_examples import train_mnist, train_sentiment  # noqa: E402
 
 SCRIPTS = [train_mnist, train_sentiment]
 

@@ -16,12 +16,14 @@ from types import ModuleType
 
 import numpy as np
 import pytest
-from mt_examples import bench_scalar, bench_tensor, train_scalar, train_tensor
-from mt_examples.testing import assert_help_is_complete, exit_message
-from mt_examples.toy import ToyConfig
 
 from minitorch.autodiff import Scalar, topological_sort
 from minitorch.tensor import SimpleBackend, available_backends, tensor
+from mt_bench import scalar as bench_scalar
+from mt_bench import tensor as bench_tensor
+from mt_examples import train_scalar, train_tensor
+from mt_examples.toy import ToyConfig
+from mt_testing import assert_help_is_complete, exit_message
 
 pytestmark = pytest.mark.task2_5
 SCRIPTS = [train_scalar, train_tensor]

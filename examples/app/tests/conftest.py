@@ -1,4 +1,4 @@
-"""Fixtures of the explorer's tests (helpers: ``mt_examples.testing``)."""
+"""Fixtures of the explorer's tests (helpers: ``mt_testing``)."""
 
 from collections.abc import Iterator
 

@@ -15,7 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from mt_examples.testing import (
+
+from mt_testing import (
     ARTIFACTS,
     Browser,
     find_browser,
@@ -43,7 +44,7 @@ def mnist(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """Environment for the MNIST page: the real data if ``MINITORCH_DATA`` has it, else fake
     images; the newest checkpoint under runs/, else an untrained one (without mt-nn: none).
     """
-    from mt_examples.explorer.mnist import MnistError, find_checkpoint, nn_problem, sample_images
+    from mt_explorer.mnist import MnistError, find_checkpoint, nn_problem, sample_images
 
     if nn_problem():
         return {}

@@ -7,22 +7,22 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
-from mt_examples.testing import require_app_packages
+
+from mt_testing import require_app_packages
 
 require_app_packages()
 
-from mt_examples.explorer.autodiff_graph import graph_nodes, node_derivatives, to_dot  # noqa: E402
-from mt_examples.explorer.expression import ExpressionError, evaluate, parse_variables  # noqa: E402
-from mt_examples.explorer.strides import StrideError, explore, parse_shape, position_formula  # noqa: E402
-from mt_examples.explorer.training import (  # noqa: E402
+from minitorch.autodiff import Scalar  # noqa: E402
+from mt_explorer.autodiff_graph import graph_nodes, node_derivatives, to_dot  # noqa: E402
+from mt_explorer.expression import ExpressionError, evaluate, parse_variables  # noqa: E402
+from mt_explorer.strides import StrideError, explore, parse_shape, position_formula  # noqa: E402
+from mt_explorer.training import (  # noqa: E402
     TrainingConfig,
     TrainingJob,
     backend_problem,
     config_from_query,
     probability_grid,
 )
-
-from minitorch.autodiff import Scalar  # noqa: E402
 
 # --- expressions -------------------------------------------------------------------------
 

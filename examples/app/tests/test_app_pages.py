@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-from mt_examples.testing import (
+
+from mt_testing import (
     APP,
     missing,
     require_app_packages,
@@ -114,7 +115,7 @@ def _start_training(at: AppTest, stop_training: list) -> Any:
     ],
 )
 def test_train_page_trains(backend: str, dataset: str, grid: int, stop_training: list) -> None:
-    from mt_examples.explorer.training import backend_problem
+    from mt_explorer.training import backend_problem
 
     if backend_problem(backend):
         missing(f"the {backend} backend", backend_problem(backend) or "")
@@ -266,7 +267,7 @@ def test_strides_page_examples_and_errors() -> None:
 def mnist_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Fake MNIST test files in ``MINITORCH_DATA``, and no checkpoint anywhere (yet)."""
     require_mt_nn()
-    from mt_examples.explorer import mnist as explorer_mnist
+    from mt_explorer import mnist as explorer_mnist
 
     monkeypatch.setenv("MINITORCH_DATA", str(write_fake_mnist(tmp_path / "data")))
     monkeypatch.delenv("MINITORCH_CHECKPOINT", raising=False)
@@ -276,7 +277,7 @@ def mnist_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.mark.task4_5
 def test_mnist_page_without_mt_nn_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
-    from mt_examples.explorer import mnist as explorer_mnist
+    from mt_explorer import mnist as explorer_mnist
 
     monkeypatch.setattr(explorer_mnist, "nn_problem", lambda: "mt-nn is not installed (...)")
     at = open_page("mnist")

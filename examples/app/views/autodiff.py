@@ -2,10 +2,10 @@
 
 import pandas as pd
 import streamlit as st
-from mt_examples.explorer.autodiff_graph import graph_nodes, to_dot
-from mt_examples.explorer.expression import ExpressionError, evaluate, parse_variables
 
 from minitorch.autodiff import central_difference
+from mt_explorer.autodiff_graph import graph_nodes, to_dot
+from mt_explorer.expression import ExpressionError, evaluate, parse_variables
 
 st.title("Autodiff graph")
 st.caption(

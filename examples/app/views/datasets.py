@@ -1,9 +1,9 @@
 """Datasets: the six toy datasets as scatter plots, with N and the seed adjustable."""
 
 import streamlit as st
-from mt_examples.explorer.plots import CONFIG, dataset_figure
 
 from minitorch.operators import datasets
+from mt_explorer.plots import CONFIG, dataset_figure
 
 st.title("Datasets")
 st.caption(

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import streamlit as st
-from mt_examples.explorer.mnist import (
+
+from mt_explorer.mnist import (
     MnistError,
     feature_maps,
     find_checkpoint,
@@ -18,7 +19,7 @@ from mt_examples.explorer.mnist import (
     predict,
     sample_images,
 )
-from mt_examples.explorer.plots import CONFIG, filters_figure
+from mt_explorer.plots import CONFIG, filters_figure
 
 COLUMNS = 8
 

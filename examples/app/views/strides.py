@@ -2,8 +2,9 @@
 
 import pandas as pd
 import streamlit as st
-from mt_examples.explorer.plots import CONFIG, storage_figure, tensor_figure
-from mt_examples.explorer.strides import StrideError, explore, parse_shape, position_formula
+
+from mt_explorer.plots import CONFIG, storage_figure, tensor_figure
+from mt_explorer.strides import StrideError, explore, parse_shape, position_formula
 
 st.title("Strides")
 st.caption(

@@ -6,16 +6,16 @@ the form: ``/train?dataset=spiral&backend=simple&epochs=100``.
 """
 
 import streamlit as st
-from mt_examples.explorer.plots import CONFIG, boundary_figure, loss_figure
-from mt_examples.explorer.training import (
+
+from minitorch.operators import datasets
+from mt_explorer.plots import CONFIG, boundary_figure, loss_figure
+from mt_explorer.training import (
     BACKENDS,
     TrainingConfig,
     TrainingJob,
     backend_problem,
     config_from_query,
 )
-
-from minitorch.operators import datasets
 
 POLL_SECONDS = 0.5
 RATES = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0]

@@ -3,12 +3,13 @@
 import ast
 import json
 import textwrap
+from pathlib import Path
 
 import pytest
 import tomllib
 
 from mtcourse.cli import main
-from mtcourse.config import CalendarError, load_calendar
+from mtcourse.config import REPO, CalendarError, load_calendar
 from mtcourse.layers import CourseError, scan_blocks, script_blocks
 from mtcourse.markers import MarkerError, find_blocks, render
 from mtcourse.starter import assign
@@ -189,9 +190,12 @@ def test_assign_writes_a_complete_starter(tmp_path):
     script = (out / "mt_examples/train_scalar.py").read_text()
     assert 'NotImplementedError("Task 1.5: implement Network.logit")' in script
     assert "SOLUTION" not in script
-    assert {"support.py", "toy.py", "__init__.py"} <= {
-        f.name for f in (out / "mt_examples").iterdir()
-    }
+    # examples/mt_examples/ is copied whole: every helper, and this layer's scripts only.
+    shipped = {f.name for f in (out / "mt_examples").iterdir() if f.name != "__pycache__"}
+    examples = {f.name for f in (REPO / "examples" / "mt_examples").glob("*.py")}
+    others = {Path(s).name for s in cal.scripts} - {"train_scalar.py"}
+    assert shipped == examples - others
+    assert {"support.py", "toy.py", "graded.py", "subset.py", "__init__.py"} <= shipped
     assert (out / "train_scalar.py").is_file()
     assert "python train_scalar.py --help" in readme
     for task in layer.task_ids:

@@ -21,7 +21,7 @@ from ..grader.splice import Unit, find_units
 from ..layers import CourseError, check_version, scan_blocks, script_blocks
 from ..markers import find_blocks, render
 from ..starter import assign
-from ..starter.scripts import SCRIPT_HELPERS
+from ..starter.scripts import EXAMPLES, script_helpers
 from ..suite import data_subset, suite_tree, wheelhouse
 
 __all__ = ["OPAQUE", "autograder", "grade_spec", "layer_units", "write_bundle", "write_course"]
@@ -119,8 +119,8 @@ def write_course(layer: Layer, cal: Calendar, where: Path, data: Path | None = N
                 continue
             target = where / kind / "mt_examples"
             target.mkdir(parents=True)
-            for name in SCRIPT_HELPERS:
-                shutil.copy2(REPO / "examples" / "mt_examples" / name, target / name)
+            for name in script_helpers(cal):
+                shutil.copy2(EXAMPLES / name, target / name)
             for script in cal.scripts_of(layer.name):
                 name = Path(script).name
                 if kind == "starter":

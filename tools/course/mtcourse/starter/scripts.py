@@ -9,10 +9,21 @@ from ..config import REPO, Calendar, Layer
 from ..layers import script_blocks
 from ..markers import render
 
-__all__ = ["SCRIPT_HELPERS", "copy_scripts", "write_scripts"]
+__all__ = ["EXAMPLES", "copy_scripts", "script_helpers", "write_scripts"]
 
-# The examples' helpers the training scripts import: the grader uses the course's copies.
-SCRIPT_HELPERS = ("__init__.py", "support.py", "toy.py", "graded.py", "subset.py")
+EXAMPLES = REPO / "examples" / "mt_examples"
+"""What a starter ships of the examples: its training scripts and the helpers they import."""
+
+
+def script_helpers(cal: Calendar) -> tuple[str, ...]:
+    """The files of ``examples/mt_examples/`` that are not a training script.
+
+    The folder holds only what starters ship (benchmarks, the explorer and the tests'
+    helpers live beside it), so a starter with training scripts gets every one of these:
+    the grader uses the course's copies.
+    """
+    scripts = {Path(s).name for s in cal.scripts}
+    return tuple(sorted(p.name for p in EXAMPLES.glob("*.py") if p.name not in scripts))
 
 
 def write_scripts(
@@ -28,9 +39,8 @@ def write_scripts(
         return None
     pkg = where / "mt_examples"
     pkg.mkdir(parents=True)
-    helpers = REPO / "examples" / "mt_examples"
-    for name in SCRIPT_HELPERS:
-        shutil.copy2(helpers / name, pkg / name)
+    for name in script_helpers(cal):
+        shutil.copy2(EXAMPLES / name, pkg / name)
     for path, bl in blocks.items():
         (pkg / path.name).write_text(render(path.read_text(encoding="utf-8"), bl, keep), "utf-8")
     return where

@@ -13,6 +13,7 @@ them).
 """
 
 import pytest
+
 from mt_examples import graded
 
 pytestmark = pytest.mark.task3_5

@@ -19,6 +19,7 @@ small `--train-size` to see the loss fall.
 from pathlib import Path
 
 import pytest
+
 from mt_examples import graded
 
 pytestmark = pytest.mark.task4_5

@@ -10,6 +10,7 @@ each dataset's accuracy against the threshold.
 """
 
 import pytest
+
 from mt_examples import graded
 
 pytestmark = pytest.mark.task2_5

@@ -29,7 +29,7 @@ import numpy as np
 from minitorch.autodiff import SGD
 from minitorch.operators import Parameter
 from minitorch.tensor import TensorBackend, from_numpy, tensor
-from mt_examples.bench import import_torch, load_line, microseconds_per_call
+from mt_bench.common import import_torch, load_line, microseconds_per_call
 from mt_examples.support import HelpFormatter, backend_from_args, positive_int
 from mt_examples.train_tensor import bce_loss
 
@@ -172,7 +172,7 @@ def run(
 def build_parser() -> argparse.ArgumentParser:
     """Return the command-line parser of this script."""
     p = argparse.ArgumentParser(
-        prog="bench_tensor",
+        prog="python -m mt_bench.tensor",
         description="Microseconds per operation on 1-element tensors, MiniTorch vs PyTorch.",
         formatter_class=HelpFormatter,
     )
@@ -248,7 +248,7 @@ def _nn_rows(batches: Sequence[int], repeat: int, torch: Any) -> None:
     """Print ``bench_nn.py``'s rows: one MNIST training step per batch size, every core."""
     import numba
 
-    from mt_examples import bench_nn
+    from mt_bench import nn as bench_nn
 
     print(f"MNIST training step (bench_nn.py), float64, {repeat} steps each, alternating:")
     dtype = torch.float64 if torch is not None else None
@@ -293,3 +293,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, dict[str, Stats]]:
     if "fast" in {be.name for be in backends} and not args.no_nn:
         _nn_rows(args.nn_batch, args.nn_repeat, None if args.no_torch else import_torch())
     return results
+
+
+if __name__ == "__main__":
+    main()

@@ -8,8 +8,8 @@ Both sides are timed in this one run, alternating step by step so that a busy ma
 them alike, with the same number of threads; each row gives the best and the median of
 ``--repeat`` steps and the ratio MiniTorch / PyTorch (lower is better).
 
-    python examples/bench_nn.py                    # batch 16 and 64, 1 thread and all
-    python examples/bench_nn.py --quick            # a smoke test
+    python -m mt_bench.nn                    # batch 16 and 64, 1 thread and all
+    python -m mt_bench.nn --quick            # a smoke test
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from minitorch.autodiff import SGD, no_grad
 from minitorch.fast import FastBackend
 from minitorch.nn import nll_loss
 from minitorch.tensor import from_numpy
-from mt_examples.bench import Row, import_torch, load_line, step_times
+from mt_bench.common import Row, import_torch, load_line, step_times
 from mt_examples.support import HelpFormatter, int_between, positive_int
 from mt_examples.train_mnist import Network
 
@@ -163,7 +163,9 @@ def main(argv: Sequence[str] | None = None) -> list[Row]:
     """Run the benchmark and print the table."""
     cores = numba.config.NUMBA_NUM_THREADS
     p = argparse.ArgumentParser(
-        prog="bench_nn", description=__doc__.split("\n\n")[0], formatter_class=HelpFormatter
+        prog="python -m mt_bench.nn",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=HelpFormatter,
     )
     add = p.add_argument
     add("--batch", type=positive_int, nargs="+", default=[16, 64], help="batch sizes to run")
@@ -184,3 +186,7 @@ def main(argv: Sequence[str] | None = None) -> list[Row]:
         f"{args.repeat} steps each, alternating; {load_line()}"
     )
     return run(args.batch, args.threads, args.repeat, torch, dtype)
+
+
+if __name__ == "__main__":
+    main()

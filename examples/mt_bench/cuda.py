@@ -44,8 +44,8 @@ import numpy as np
 
 from minitorch.cuda import CudaBackend, is_available, simulator_enabled
 from minitorch.tensor import from_numpy
-from mt_examples import bench
-from mt_examples.bench import ELEMENTWISE, Row, best_time, import_torch, markdown_table
+from mt_bench import common as bench
+from mt_bench.common import ELEMENTWISE, Row, best_time, import_torch, markdown_table
 
 #: What the smoke run's header and JSON say, so nobody reads its output as a measurement.
 SMOKE_NOTE = (
@@ -282,7 +282,7 @@ def mnist_step_row(b: Bench, batch: int) -> Row:
     if b.smoke:  # its kernels are mt-nn's CUDA tests' (test_nn_cuda.py)
         return Row(name, None, note="not run in the smoke run: one step takes minutes there")
     try:
-        from mt_examples.bench_nn import mnist_steps
+        from mt_bench.nn import mnist_steps
 
         torch = b.ref.torch if b.ref is not None else None
         dtype = torch.float64 if torch is not None else None
@@ -408,7 +408,7 @@ def write_json(path: str, rows: Sequence[Row], ref: Reference | None, smoke: boo
 
 def main(argv: Sequence[str] | None = None) -> str:
     """Run the benchmark on the GPU and print the table; return it."""
-    p = bench.parser(__doc__ or "", repeat=5)
+    p = bench.parser(__doc__ or "", repeat=5, prog="mt_bench.cuda")
     add = p.add_argument
     add("--reference", choices=["auto", "torch", "cupy"], default="auto",
         help="the library to compare with (auto: PyTorch CUDA, else CuPy)")  # fmt: skip
@@ -442,3 +442,7 @@ def main(argv: Sequence[str] | None = None) -> str:
     if args.json:
         write_json(args.json, rows, ref, smoke)
     return table
+
+
+if __name__ == "__main__":
+    main()

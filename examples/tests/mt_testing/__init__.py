@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]  # examples/tests/mt_testing/__init__.py
 APP = REPO / "examples" / "app" / "app.py"
 #: Screenshots of the end-to-end test (a folder that ignores itself in git).
 ARTIFACTS = REPO / "test-artifacts" / "app"
@@ -109,7 +109,7 @@ def write_untrained_checkpoint(path: Path) -> Path:
 
 def require_mt_nn() -> None:
     """Skip (or fail in CI) unless mt-nn and the MNIST example are available."""
-    from mt_examples.explorer.mnist import nn_problem
+    from mt_explorer.mnist import nn_problem
 
     problem = nn_problem()
     if problem:

@@ -6,7 +6,7 @@ The course's program builds each of its four kernels from ``minitorch.fast_ops``
 ``*t.tuple()`` (storage, shape, strides), and prints Numba's parallel diagnostics at level 3.
 This script makes the same calls, so its output is what the course's program prints here.
 
-    python examples/parallel_check.py          # hatch run course-parallel-check
+    python -m mt_bench.parallel_check          # hatch run course-parallel-check
 
 Each kernel compiles in this process (no disk cache: a cached kernel has no report), a few
 seconds each. ``hatch run parallel-check`` reports the backends' own kernels instead.
@@ -25,7 +25,9 @@ import minitorch.fast_ops
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Build, run and report each of the course's kernels as its parallel_check.py does."""
-    parser = argparse.ArgumentParser(prog="parallel_check", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m mt_bench.parallel_check", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("--level", type=int, default=3, choices=[1, 2, 3, 4],
                         help="Numba's diagnostics level (the course uses 3)")  # fmt: skip
     level = parser.parse_args(argv).level
@@ -54,3 +56,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     out, a, b = zeros((1, 10, 10)), zeros((1, 10, 20)), zeros((1, 20, 10))
     tmm(*out.tuple(), *a.tuple(), *b.tuple())
     print(tmm.parallel_diagnostics(level=level))
+
+
+if __name__ == "__main__":
+    main()

@@ -28,8 +28,8 @@ import numpy as np
 
 from minitorch.fast import FastBackend
 from minitorch.tensor import from_numpy
-from mt_examples import bench
-from mt_examples.bench import (
+from mt_bench import common as bench
+from mt_bench.common import (
     ELEMENTWISE,
     FMA_UNITS,
     Peak,
@@ -263,7 +263,7 @@ SECTIONS = ("elementwise", "reduce", "matmul", "mlp")
 
 def main(argv: Sequence[str] | None = None) -> str:
     """Run the benchmark and print the table; return it."""
-    parser = bench.parser(__doc__ or "", repeat=7)
+    parser = bench.parser(__doc__ or "", repeat=7, prog="mt_bench.fast")
     parser.add_argument(
         "--only",
         choices=SECTIONS,
@@ -303,3 +303,7 @@ def main(argv: Sequence[str] | None = None) -> str:
     if torch is None:
         print("\n(PyTorch is not installed: its columns are empty.)")
     return table
+
+
+if __name__ == "__main__":
+    main()

@@ -2,7 +2,7 @@
 
 And what they ran on: the CPU model, its vector ISA, clock and float64 peak, NumPy's BLAS.
 
-Every benchmark is a script (``python examples/bench_<name>.py``) that measures and prints;
+Every benchmark is a module (``python -m mt_bench.<name>``) that measures and prints;
 none asserts anything about speed.
 """
 
@@ -84,9 +84,14 @@ class Row:
         return f"{self.ours / theirs:.2f}x" if self.ours and theirs else "-"
 
 
-def parser(doc: str, repeat: int) -> argparse.ArgumentParser:
-    """The options every backend benchmark takes: ``--repeat``, ``--quick``, ``--no-torch``."""
-    p = argparse.ArgumentParser(description=doc.splitlines()[0], formatter_class=HelpFormatter)
+def parser(doc: str, repeat: int, prog: str) -> argparse.ArgumentParser:
+    """The options every backend benchmark takes: ``--repeat``, ``--quick``, ``--no-torch``.
+
+    ``prog`` is the module the benchmark runs as (``mt_bench.fast``).
+    """
+    p = argparse.ArgumentParser(
+        prog=f"python -m {prog}", description=doc.splitlines()[0], formatter_class=HelpFormatter
+    )
     p.add_argument("--repeat", type=positive_int, default=repeat, help="timed repeats per row")
     p.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
     p.add_argument("--no-torch", action="store_true", help="skip the PyTorch column")

@@ -20,7 +20,7 @@ from minitorch.operators import Module
 #: A checkpoint to show, if set.
 CHECKPOINT_ENV = "MINITORCH_CHECKPOINT"
 #: Where ``find_checkpoint`` looks for the newest checkpoint.
-RUNS_DIR = Path(__file__).resolve().parents[3] / "runs"
+RUNS_DIR = Path(__file__).resolve().parents[2] / "runs"
 
 
 class MnistError(Exception):

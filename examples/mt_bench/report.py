@@ -36,8 +36,10 @@ from typing import Any
 import numba
 import numpy as np
 
-from mt_examples import bench_fast, bench_nn, bench_tensor
-from mt_examples.bench import (
+from mt_bench import fast as bench_fast
+from mt_bench import nn as bench_nn
+from mt_bench import tensor as bench_tensor
+from mt_bench.common import (
     FMA_UNITS,
     Peak,
     blas_info,
@@ -168,7 +170,7 @@ def header(torch: Any, peak: Peak) -> list[str]:
 def build_parser() -> argparse.ArgumentParser:
     """The command line of ``hatch run bench:report``."""
     p = argparse.ArgumentParser(
-        prog="bench_report",
+        prog="python -m mt_bench.report",
         description=(__doc__ or "").splitlines()[0],
         formatter_class=HelpFormatter,
     )
@@ -209,3 +211,7 @@ def main(argv: Sequence[str] | None = None) -> str:
     )
     print(report)
     return report
+
+
+if __name__ == "__main__":
+    main()

@@ -6,7 +6,7 @@ median time per operation of ``forward`` (building the graph and its history),
 ``backward`` and ``forward (no_grad)`` (the same operations on constants). The garbage
 collector is paused while a round is timed, as ``timeit`` does.
 
-    hatch run bench:scalar            # or: python examples/bench_scalar.py --ops 10000
+    hatch run bench:scalar            # or: python -m mt_bench.scalar --ops 10000
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from minitorch.autodiff import Inv, Scalar
-from mt_examples.bench import microseconds_per_call
+from mt_bench.common import microseconds_per_call
 from mt_examples.support import HelpFormatter, positive_int
 
 #: Operations added to the graph by each block of ``build_graph``.
@@ -103,7 +103,7 @@ def run(n_ops: int = 10_000, repeat: int = 5, seed: int = 0) -> dict[str, dict[s
 def build_parser() -> argparse.ArgumentParser:
     """Return the command-line parser of this script."""
     p = argparse.ArgumentParser(
-        prog="bench_scalar",
+        prog="python -m mt_bench.scalar",
         description="Microseconds per Scalar operation, forward and backward.",
         formatter_class=HelpFormatter,
     )
@@ -122,3 +122,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, dict[str, float]]:
     for phase, stats in results.items():
         print(f"{phase:<20}{stats['best']:>10.2f}{stats['median']:>10.2f}")
     return results
+
+
+if __name__ == "__main__":
+    main()
