@@ -120,6 +120,8 @@ def fake_tree(tmp_path: Path) -> Path:
     )
     (root / "packages/mt-cuda/tests/test_fake.py").write_text(textwrap.dedent(FAKE_TESTS))
     (root / "packages/mt-nn/tests/test_fake_nn.py").write_text("def test_cuda_thing():\n    pass\n")
+    (root / "examples/mt_bench").mkdir()
+    (root / "examples/mt_bench/__init__.py").write_text("")
     (root / "examples/mt_bench/cuda.py").write_text("import sys\nsys.exit('bench_cuda: boom')\n")
     return root
 

@@ -7,7 +7,7 @@ On a machine with an NVIDIA GPU it runs, with the kernels on the GPU:
    convolutions, pooling and softmax, their PTX, the conv kernel table);
 3. the course-style program (``tests/test_course_programs.py``: ``import minitorch`` and
    the course's names, ``TensorBackend(CudaOps)`` where Numba sees a GPU);
-4. the benchmark ``examples/mt_bench/cuda.py`` (bench:cuda), every figure beside its limit.
+4. the benchmark ``python -m mt_bench.cuda`` (bench:cuda), every figure beside its limit.
 
 The course's view of the same tests (what ``pytest -m task3_3`` ... selects) is read from
 their markers, so the report also says, task by task, how the CUDA exercises fare.
@@ -238,13 +238,15 @@ def run_bench(args: argparse.Namespace, env: dict[str, str]) -> dict[str, Any]:
     result = out / "bench.json"
     result.unlink(missing_ok=True)
     flags = ["--simulator-smoke"] if args.simulator else (["--quick"] if args.quick else [])
-    command = [sys.executable, "examples/mt_bench/cuda.py", *flags, "--json", str(result)]
+    # Run as a module from examples/: the checkout's mt_bench (as a file, its folder would
+    # come first on sys.path, and its cuda.py would hide NVIDIA's cuda package).
+    command = [sys.executable, "-m", "mt_bench.cuda", *flags, "--json", str(result)]
     record: dict[str, Any] = {"name": "bench-cuda", "kind": "benchmark", "command": command}
     if args.simulator:
         record["title"] = "bench:cuda, smoke run on the simulator (not a measurement)"
     else:
         record["title"] = "bench:cuda" + (" --quick" if args.quick else "")
-    record["returncode"] = rc = run_logged(command, env, args.root, out / LOG)
+    record["returncode"] = rc = run_logged(command, env, args.root / "examples", out / LOG)
     if rc != 0 or not result.exists():
         record.update(status="failed", measurement=False, reason=f"bench_cuda exited with {rc}")
         return record
