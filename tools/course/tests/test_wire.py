@@ -431,6 +431,7 @@ def test_a_tests_random_generator_is_a_generator_in_the_worker_and_draws_stay_in
     [
         (lambda g: g.random(1 << 30), "at most"),
         (lambda g: g.permutation(10**12), "at most"),
+        (lambda g: g.normal(np.zeros(1 << 13), np.ones((1 << 12, 1))), "at most"),
         (lambda g: g.normal(0.0, 1.0, size=("a",)), "must be ints"),
         (lambda g: g.spawn(2), "only random"),
         (lambda g: g.bit_generator.state, None),

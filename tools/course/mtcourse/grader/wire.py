@@ -1417,6 +1417,11 @@ class Endpoint:
                 total = max(total, operator.index(args[0]) if type(args[0]) is int else 0)
         except TypeError:
             raise ValueError(f"a draw's size must be ints, got {size!r}") from None
+        # Without a size, array parameters broadcast to the draw's shape (two vectors of
+        # 10^4 make 10^8 values): bounded as a size is.
+        arrays = [v for v in (*args, *kwargs.values()) if isinstance(v, (np.ndarray, list))]
+        if arrays and size is None:
+            total = max(total, math.prod(np.broadcast_shapes(*(np.shape(v) for v in arrays))))
         if total > MAX_DRAW:
             raise ValueError(f"a draw of size {size!r} (at most {MAX_DRAW} values)")
         return getattr(rng, name)(*args, **kwargs)
