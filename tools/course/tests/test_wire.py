@@ -434,7 +434,7 @@ def test_a_tests_random_generator_is_a_generator_in_the_worker_and_draws_stay_in
         (lambda g: g.normal(np.zeros(1 << 13), np.ones((1 << 12, 1))), "at most"),
         (lambda g: g.normal(0.0, 1.0, size=("a",)), "must be ints"),
         (lambda g: g.spawn(2), "only random"),
-        (lambda g: g.bit_generator.state, None),
+        (lambda g: g.bit_generator.state, "stays with the test"),
     ],
 )
 def test_a_worker_cannot_make_the_grader_draw_without_bound(draw, error):
@@ -451,11 +451,7 @@ def test_a_worker_cannot_make_the_grader_draw_without_bound(draw, error):
     state = rng.bit_generator.state
     said = pair.grader.request("run", rng)
     pair.close()
-    if error is None:
-        # The proxy's own bit generator is a dummy: reading it tells nothing of the test's.
-        assert said == "drew 'dict'"
-    else:
-        assert error in said
+    assert error in said
     assert rng.bit_generator.state == state  # nothing drawn from the test's generator
 
 

@@ -216,6 +216,11 @@ def _remote_generator_class() -> type:
         def __repr__(self) -> str:
             return f"<the test's random generator #{self._mtc_id}>"
 
+        @property
+        def bit_generator(self) -> Any:
+            # Not the proxy's placeholder: numbers drawn from it would not be the test's.
+            raise TypeError("the bit generator of a test's generator stays with the test")
+
     def draw(name: str) -> Callable[..., Any]:
         def call(self: Any, *args: Any, **kwargs: Any) -> Any:
             return self._mtc_endpoint.request("draw", self._mtc_id, name, args, kwargs)
