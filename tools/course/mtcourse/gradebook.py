@@ -17,6 +17,7 @@ import concurrent.futures
 import csv
 import json
 import shutil
+import sys
 import tempfile
 import threading
 import time
@@ -143,6 +144,8 @@ def grade_all(
                 env = grading_env(
                     layer.name, root / "env", cal=cal, data_dir=data_dir, isolation=isolation
                 )
+                for line in grading.calibration_notes(env.course.calibration()):
+                    print(line, file=sys.stderr)
             slots = list(range(jobs))
             lock = threading.Lock()
 

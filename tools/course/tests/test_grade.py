@@ -5,6 +5,7 @@ One grading environment (built and calibrated once) grades every submission here
 """
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from mtcourse.check import check
 from mtcourse.cli import main
 from mtcourse.config import REPO, load_calendar
 from mtcourse.grade import grading_env
+from mtcourse.grader import grading
 from mtcourse.starter import assign
 
 pytestmark = pytest.mark.packaging
@@ -21,6 +23,7 @@ CAL = load_calendar()
 LAYER = CAL.layer("operators")
 TASKS = LAYER.task_ids
 ALL = frozenset(TASKS)
+POINTS_0_1 = next(t.points for t in LAYER.tasks if t.id == "task0_1")
 
 
 @pytest.fixture(scope="module")
@@ -130,6 +133,79 @@ def test_crash_and_flood_cost_their_function_only(tmp_path, grade):
     assert got["0.3"] == pytest.approx(10 - 10 / 7, abs=0.01)
     assert got["0.1"] == got["0.4"] == 10
     assert all(len(t["output"]) <= CAL.output_limit + 100 for t in res["tests"])
+
+
+SKIPPING_TESTS = """
+import pytest
+from minitorch.operators import mul
+
+
+@pytest.mark.task0_1
+def test_mul_then_a_comparison_this_machine_cannot_make():
+    assert mul(2.0, 3.0) == 6.0
+    pytest.importorskip("a_package_no_grader_has")
+
+
+@pytest.mark.task0_1
+def test_a_comparison_this_machine_cannot_make():
+    pytest.importorskip("a_package_no_grader_has")
+    assert mul(2.0, 3.0) == 6.0
+
+
+@pytest.mark.task0_1
+def test_mul_where_the_solution_never_skips():
+    if mul(2.0, 3.0) != 6.0:
+        pytest.skip("mul looks different")
+"""
+
+
+def test_a_test_that_skips_where_the_solution_does_is_graded_up_to_there(env, tmp_path):
+    """Tests that compare with PyTorch skip on a grading machine without it.
+
+    What such a test checked before its skip is graded (a run that reaches the same skip
+    passes); one that skips before using the student's code is named as not graded; and a
+    student's function that raises pytest's skip itself fails the test.
+    """
+    root = tmp_path / "course"
+    shutil.copytree(env.course.root, root, symlinks=True)
+    (root / "suite" / "tests" / "test_zz_skips.py").write_text(SKIPPING_TESTS)
+    course = grading.Course(root, env.course.python)
+    grading.calibrate(course, tmp_path / "cal", env.isolation, ("task0_1",))
+    task = course.calibration()["tasks"]["task0_1"]
+    late = "tests/test_zz_skips.py::test_mul_then_a_comparison_this_machine_cannot_make"
+    early = "tests/test_zz_skips.py::test_a_comparison_this_machine_cannot_make"
+    assert late in task["tests"]
+    assert "a_package_no_grader_has" in task["skips"][late]
+    assert early not in task["tests"]
+    assert "a_package_no_grader_has" in task["ungraded"][early]
+    notes = grading.calibration_notes(course.calibration())
+    assert any(late in n and "graded up to where it skips" in n for n in notes)
+    assert any(early in n and "not graded" in n for n in notes)
+
+    student = tmp_path / "s"
+    assign("operators", student, keep=ALL, cal=CAL, wheels=False)
+    res = grading.grade(course, student, tmp_path / "g1", env.isolation, tasks=("task0_1",))
+    assert res["score"] == POINTS_0_1
+
+    edit(
+        student / "src/minitorch/operators/scalar.py",
+        "    return x * y\n",
+        '    __import__("pytest").skip("my mul is graded elsewhere")\n',
+    )
+    res = grading.grade(course, student, tmp_path / "g2", env.isolation, tasks=("task0_1",))
+    assert 0 < res["score"] < POINTS_0_1
+    output = next(t for t in res["tests"] if t["visibility"] == "visible")["output"]
+    assert "test_mul_then_a_comparison_this_machine_cannot_make (with your mul)" in output
+
+    # A skip where the solution runs to the end is no pass.
+    edit(
+        student / "src/minitorch/operators/scalar.py",
+        '    __import__("pytest").skip("my mul is graded elsewhere")\n',
+        "    return x * y + 1.0\n",
+    )
+    res = grading.grade(course, student, tmp_path / "g3", env.isolation, tasks=("task0_1",))
+    output = next(t for t in res["tests"] if t["visibility"] == "visible")["output"]
+    assert "skipped (mul looks different) where the course's solution does not" in output
 
 
 def test_a_file_that_does_not_parse_grades_its_functions_as_stubs_and_says_why(tmp_path, grade):

@@ -386,17 +386,32 @@ def _scaffold(spec: GradeSpec, nodeid: str) -> bool:
     return any(f"tests/{t}" in names for t in spec.scaffold_tests)
 
 
-def _task_tests(spec: GradeSpec, task: str, survey: list[dict[str, Any]]) -> dict[str, list[str]]:
-    """From a survey: the tests of ``task`` that pass on the solution, with the units they use."""
-    out = {}
+def _task_tests(
+    spec: GradeSpec, task: str, survey: list[dict[str, Any]]
+) -> tuple[dict[str, list[str]], dict[str, str], dict[str, str]]:
+    """From a survey: the plan of ``task``'s grading.
+
+    Returns the tests that pass on the solution or skip after using graded functions (each
+    with the functions it uses), where each of the latter skips (a student's run that skips
+    there passes, one that skips anywhere else fails), and the tests not graded on this
+    machine: those that skip before using any (with the reason).
+    """
+    plan: dict[str, list[str]] = {}
+    skips: dict[str, str] = {}
+    ungraded: dict[str, str] = {}
     for r in survey:
-        if "nodeid" not in r or task not in r["tasks"] or r["outcome"] != "passed":
+        if "nodeid" not in r or task not in r["tasks"] or _scaffold(spec, r["nodeid"]):
             continue
-        if _scaffold(spec, r["nodeid"]):
-            continue
-        if r["used"]:
-            out[r["nodeid"]] = r["used"]
-    return out
+        if r["outcome"] == "skipped":
+            where = _err(r).get("skip") or "?"
+            if r["used"]:
+                plan[r["nodeid"]] = r["used"]
+                skips[r["nodeid"]] = where
+            else:
+                ungraded[r["nodeid"]] = where
+        elif r["outcome"] == "passed" and r["used"]:
+            plan[r["nodeid"]] = r["used"]
+    return plan, skips, ungraded
 
 
 def _owner(mode: str, uid: int) -> int | None:
@@ -416,6 +431,30 @@ def _cpu(slot: int) -> int | None:
     except (AttributeError, OSError):
         return None
     return allowed[slot % len(allowed)] if allowed else None
+
+
+def _grade_config(
+    course: Course, task: str, planned: dict[str, Any], worker: dict[str, Any], **more: Any
+) -> dict[str, Any]:
+    """The harness's configuration to grade ``task`` through ``worker``.
+
+    ``planned`` holds the task's plan as calibrated (``tests``: test -> the functions it
+    uses; ``skips``: test -> where the course's solution skips it); ``more`` adds the
+    run's limits, its CPU, a batch.
+    """
+    spec, units = course.spec, course.units
+    return {
+        "mode": "grade",
+        "plan": planned["tests"],
+        "skips": planned.get("skips", {}),
+        "units": [u.key for u in units if u.task == task],
+        "all_units": [u.key for u in units],
+        "opaque": _opaque(spec),
+        **_whole(spec, task),
+        "stand_ins": dict(spec.stand_ins),
+        "worker": worker,
+        **more,
+    }
 
 
 def run_harness(
@@ -620,7 +659,7 @@ def calibrate(
         )
         if not any("finished" in r for r in survey):
             raise RuntimeError(f"{tid}: the survey did not finish:\n{text[-4000:]}")
-        plan = _task_tests(spec, tid, survey)
+        plan, skips, ungraded = _task_tests(spec, tid, survey)
         broken = [
             f"\n  {r['nodeid']}: {_err(r).get('type')}: {_err(r).get('message', '')[:300]}"
             for r in survey
@@ -638,18 +677,14 @@ def calibrate(
         if unused:
             problems.append(f"{tid}: no test uses {', '.join(unused)}")
         home = public / "homes" / tid
-        config = {
-            "mode": "grade",
-            "plan": plan,
-            "units": task_units,
-            "all_units": [u.key for u in units],
-            "opaque": _opaque(spec),
-            **_whole(spec, tid),
-            "stand_ins": dict(spec.stand_ins),
-            "limits": {},
-            "default_limit": [600.0, 1800.0],
-            "worker": _worker_spec(course, code, home, mode, 60000, private / f"{tid}.log"),
-        }
+        config = _grade_config(
+            course,
+            tid,
+            {"tests": plan, "skips": skips},
+            _worker_spec(course, code, home, mode, 60000, private / f"{tid}.log"),
+            limits={},
+            default_limit=[600.0, 1800.0],
+        )
         records, text = run_harness(course, tid, config, tfolder, private, 7200.0)
         failed = [r for r in records if "key" in r and r["outcome"] != "passed"]
         if failed or not any("finished" in r for r in records):
@@ -668,6 +703,8 @@ def calibrate(
         }
         out["tasks"][tid] = {
             "tests": plan,
+            "skips": skips,
+            "ungraded": ungraded,
             "runs": runs,
             "wall": time.monotonic() - t0,
             "survey_wall": sum(r.get("wall", 0.0) for r in survey if "nodeid" in r),
@@ -676,6 +713,22 @@ def calibrate(
         raise RuntimeError("calibration failed:\n" + "\n".join(problems))
     path.write_text(json.dumps(out, indent=1) + "\n", "utf-8")
     return out
+
+
+def calibration_notes(cal: dict[str, Any]) -> list[str]:
+    """What staff should know of a calibration: the tests this machine cannot grade in full.
+
+    A test that skips here (it compares with PyTorch, which the grading environment
+    lacks; it trains on data that is missing) is graded up to its skip if it used a graded
+    function before it, else not at all.
+    """
+    lines = []
+    for tid, task in cal["tasks"].items():
+        for nodeid, where in sorted(task.get("skips", {}).items()):
+            lines.append(f"{tid}: graded up to where it skips: {nodeid} ({where})")
+        for nodeid, where in sorted(task.get("ungraded", {}).items()):
+            lines.append(f"{tid}: not graded, it skips before using a function: {nodeid} ({where})")
+    return lines
 
 
 def grade(
@@ -718,19 +771,15 @@ def grade(
         )
         limits = _limits(task_cal["runs"])
         home = public / "homes" / tid
-        config = {
-            "mode": "grade",
-            "plan": task_cal["tests"],
-            "units": task_units,
-            "all_units": [u.key for u in units],
-            "opaque": _opaque(spec),
-            **_whole(spec, tid),
-            "stand_ins": dict(spec.stand_ins),
-            "limits": limits,
-            "default_limit": [MIN_CPU * 3, MIN_WALL * 3],
-            "worker": _worker_spec(course, code, home, mode, uid, private / f"{tid}.log"),
-            "cpu": _cpu(uid - 60000),
-        }
+        config = _grade_config(
+            course,
+            tid,
+            task_cal,
+            _worker_spec(course, code, home, mode, uid, private / f"{tid}.log"),
+            limits=limits,
+            default_limit=[MIN_CPU * 3, MIN_WALL * 3],
+            cpu=_cpu(uid - 60000),
+        )
         budget = (
             600.0
             + 5 * task_cal["wall"]
@@ -793,7 +842,7 @@ def grade_units(
     out: dict[str, list[dict[str, Any]]] = {ident: [] for ident, _, _ in batch}
     for tid, _title, _points in spec.tasks:
         task_units = [u.key for u in units if u.task == tid]
-        entries = [
+        entries: list[dict[str, Any]] = [
             {
                 "id": ident,
                 "only": sorted(keys & set(task_units)),
@@ -812,21 +861,17 @@ def grade_units(
         if not entries:
             continue
         task_cal = cal["tasks"][tid]
-        config = {
-            "mode": "grade",
-            "plan": task_cal["tests"],
-            "batch": entries,
-            "first_failure": first_failure,
-            "units": task_units,
-            "all_units": [u.key for u in units],
-            "opaque": _opaque(spec),
-            **_whole(spec, tid),
-            "stand_ins": dict(spec.stand_ins),
-            "limits": _limits(task_cal["runs"]),
-            "default_limit": [MIN_CPU * 3, MIN_WALL * 3],
-            "worker": entries[0]["worker"],
-            "cpu": _cpu(uid - 60000),
-        }
+        config = _grade_config(
+            course,
+            tid,
+            task_cal,
+            entries[0]["worker"],
+            batch=entries,
+            first_failure=first_failure,
+            limits=_limits(task_cal["runs"]),
+            default_limit=[MIN_CPU * 3, MIN_WALL * 3],
+            cpu=_cpu(uid - 60000),
+        )
         tfolder = folders[
             "full" if tid in spec.training_tasks and "full" in folders else "solution"
         ]
@@ -871,6 +916,8 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory(prefix="mtc-calibrate-") as tmp:
             cal = calibrate(course, Path(tmp), args.isolation)
         print(f"calibrated {course.spec.package}: isolation {cal['isolation']}")
+        for line in calibration_notes(cal):
+            print(line)
         return 0
     out = root / "results" / "results.json"
     out.parent.mkdir(parents=True, exist_ok=True)

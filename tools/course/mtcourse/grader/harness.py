@@ -337,6 +337,11 @@ def pytest_runtest_makereport(
     entry: dict[str, Any] = {"when": call.when, "outcome": report.outcome}
     if report.failed and call.excinfo is not None:
         entry["error"] = _describe(call.excinfo.value)
+    if report.skipped and isinstance(report.longrepr, tuple):
+        path, line, reason = report.longrepr
+        reason = str(reason).removeprefix("Skipped: ")
+        entry["error"] = {"type": "Skipped", "message": str(reason)[:MAX_TEXT]}
+        entry["skip"] = f"{Path(path).name}:{line}: {reason}"[:MAX_TEXT]
     _REPORTS.append(entry)
 
 
@@ -360,8 +365,9 @@ def _outcome(reports: list[dict[str, Any]]) -> tuple[str, dict[str, Any] | None]
     for r in reports:
         if r["outcome"] == "failed":
             return ("failed" if r["when"] == "call" else "error"), r.get("error")
-    if any(r["outcome"] == "skipped" for r in reports):
-        return "skipped", None
+    for r in reports:
+        if r["outcome"] == "skipped":
+            return "skipped", {**r.get("error", {"type": "Skipped"}), "skip": r.get("skip")}
     return "passed", None
 
 
@@ -551,10 +557,30 @@ def _graded_run(
         outcome = "failed"
         error = _error("WorkerError", _STATE["event_message"])
         _stop_worker()
+    elif outcome == "skipped":
+        outcome, error = _judge_skip(item.nodeid, error or {})
+        if outcome == "passed":
+            record["skipped_at"] = _CONFIG.get("skips", {}).get(item.nodeid)
     record.update(
         outcome=outcome, error=error, event=_STATE["event"], cpu=cpu, wall=time.monotonic() - t0
     )
     return record
+
+
+def _judge_skip(nodeid: str, error: dict[str, Any]) -> tuple[str, dict[str, Any] | None]:
+    """A graded run that skipped: passed where the solution skips at the same place, else failed.
+
+    A test that compares with a package this machine lacks (PyTorch) skips there after
+    checking the student's function on its own; that part is graded. A skip anywhere else
+    is no pass. (The worker cannot raise pytest's skip: only ``Exception`` classes cross.)
+    """
+    expected = _CONFIG.get("skips", {}).get(nodeid)
+    if expected is not None and error.get("skip") == expected:
+        return "passed", None
+    reason = error.get("message") or "no reason given"
+    return "failed", _error(
+        "Skipped", f"the test skipped ({reason}) where the course's solution does not"
+    )
 
 
 def _error(kind: str, message: str) -> dict[str, Any]:
