@@ -103,6 +103,22 @@ def test_zip_broadcast_and_strided() -> None:
 
 
 @pytest.mark.task3_3
+def test_zip_more_elements_than_a_block() -> None:
+    """The real launch: the threads of the last block past the end write nothing.
+
+    (``small_blocks`` changes the launch in this process only; a grader that runs the
+    kernels elsewhere launches them as they are, so this test uses sizes past 256.)
+    """
+    n = launch.THREADS_PER_BLOCK + 44
+    a, b = cuda_tensor((n,)), cuda_tensor((n,))
+    x, y = a.to_numpy(), b.to_numpy()
+    assert_close(a * b, x * y)  # aligned: one block and a partial one
+    c = cuda_tensor((3, 1))
+    assert_close(c + a, c.to_numpy() + x)  # broadcast: 3 x 300 elements, four blocks
+    assert_close(a.view(1, n).permute(1, 0) - c.view(1, 3), x[:, None] - c.to_numpy().T)
+
+
+@pytest.mark.task3_3
 def test_backend_primitives_on_custom_functions() -> None:
     """A backend lifts any Numba-compilable scalar function, not only the built-in ones."""
 
