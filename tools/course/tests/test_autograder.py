@@ -116,10 +116,7 @@ def test_setup_calibrated_the_grader_and_hid_the_course_from_other_users(operato
     course = operators.root / "source" / "course"
     calibration = json.loads((course / "calibration.json").read_text())
     assert set(calibration["tasks"]) == set(operators.layer.task_ids)
-    for task in operators.layer.tasks:
-        found = calibration["tasks"][task.id]
-        # A test-writing task's plan is the mutants the course's tests catch.
-        assert found["mutants"] if task.tests_of else found["tests"], task.id
+    assert all(t["tests"] for t in calibration["tasks"].values())
     assert (operators.root / "source").stat().st_mode & 0o077 == 0
 
 
@@ -141,9 +138,6 @@ def test_untouched_starter_gets_zero_and_is_told_which_tests_fail(operators, tmp
     assert {s for s, _ in by_task(res).values()} == {0.0}
     public = [t for t in res["tests"] if t["visibility"] == "visible"]
     for t in public:
-        if t["number"] == "0.2":  # the student's tests, each a stub
-            assert "fails on the course's correct code (NotImplementedError)" in t["output"]
-            continue
         assert "FAILED tests/" in t["output"]
         assert "NotImplementedError: Task 0." in t["output"]
     hidden = [t for t in res["tests"] if t["visibility"] == "after_published"]
