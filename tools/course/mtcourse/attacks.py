@@ -771,6 +771,16 @@ def _by_task(res: dict[str, Any]) -> dict[str, float]:
     return out
 
 
+def _lost(res: dict[str, Any]) -> list[str]:
+    """Each test that lost points: its name and the first line of its feedback."""
+    out = []
+    for e in res.get("tests", []):
+        if e["score"] < e.get("max_score", 0.0) - 1e-9:
+            first = (e.get("output") or "").strip().splitlines()[:1]
+            out.append(f"{e.get('name', '?')}: {first[0] if first else '(no feedback)'}")
+    return out
+
+
 def _leaks(res: dict[str, Any], secrets: list[str], own: str) -> list[str]:
     """Secret lines in the feedback that the submission itself does not hold."""
     text = json.dumps(res)
@@ -813,6 +823,7 @@ class Verdict:
     leaks: list[str]
     survivors: list[str]
     rewritten: bool
+    lost: list[str] = field(default_factory=list)  # the tests that lost points, and why
 
     @property
     def ok(self) -> bool:
@@ -971,6 +982,7 @@ def run_attacks(
                     _leaks(res, secrets, _own_text(path)),
                     left,
                     False,
+                    _lost(res),
                 )
             )
         if bundle:
@@ -993,6 +1005,7 @@ def run_attacks(
                         _leaks(res, secrets, _own_text(path)),
                         _survivors(root),
                         rewritten,
+                        _lost(res),
                     )
                 )
             say(f"graded {len(subs)} submissions in the bundle in {time.perf_counter() - t0:.0f} s")
@@ -1018,6 +1031,8 @@ def run_attacks(
                 say(f"  leaked: {s}")
             for s in v.survivors[:5]:
                 say(f"  left running: {s}")
+            for s in v.lost[:10]:
+                say(f"  lost points: {s}")
     if json_out is not None:
         json_out.write_text(json.dumps([v.__dict__ for v in verdicts], indent=1) + "\n", "utf-8")
     return 0 if all(v.ok for v in verdicts) else 1

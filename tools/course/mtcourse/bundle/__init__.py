@@ -155,7 +155,8 @@ def write_bundle(layer: Layer, cal: Calendar, where: Path, data: Path | None) ->
         "test", ["pytest>=8", "hypothesis>=6.100"]
     )
     reqs = [f"mt-{d}=={cal.layer(d).solution_version}" for d in lower]
-    reqs += ["mt-root", *third, *test_extra]
+    # pyseccomp: the grader's sandbox filter (see grader/sandbox.py).
+    reqs += ["mt-root", *third, *test_extra, "pyseccomp>=0.1.2"]
     (where / "requirements.txt").write_text("\n".join(reqs) + "\n", "utf-8")
     imports = "".join(f"; import minitorch.{d}" for d in lower)
     # Compile the lower layers' Numba kernels now, into their cache in the environment.

@@ -15,12 +15,21 @@ Three levels, the strongest this machine offers (:func:`isolation`):
 
 Every level sets resource limits on the worker and all it starts: address space
 (memory), processes, file size (disk), open files, CPU seconds, no core dumps.
+
+The process limit counts the processes of the worker's user, and Linux does not apply it
+to root: a bwrap sandbox started by root (the grading service, CI) maps its user to root,
+so a fork bomb would be stopped only by the CPU limit, after making thousands of
+processes that slow every other grading on the machine. In ``bwrap`` mode the worker
+therefore also gets a seccomp filter (libseccomp, through ``pyseccomp``) that refuses new
+processes and lets threads start: the worker never needs a process of its own. As root,
+``bwrap`` is offered only where that filter can be made.
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import functools
 import os
 import resource
@@ -29,6 +38,7 @@ import signal
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,7 +51,7 @@ class Limits:
     """Resource limits of the worker (each of its processes)."""
 
     memory: int = 6 << 30  # bytes of address space (Numba and LLVM reserve much)
-    processes: int = 256  # processes and threads of its user (a fork bomb stops there)
+    processes: int = 256  # processes and threads of its user (not root's: see the docstring)
     file_size: int = 256 << 20  # bytes a file it writes may reach
     open_files: int = 256
     cpu: int = 3600  # CPU seconds of one process (the grader's own budget is finer)
@@ -83,6 +93,35 @@ def _bwrap_works() -> bool:
     return proc.returncode == 0
 
 
+CLONE_THREAD = 0x00010000
+
+
+@functools.cache
+def no_new_processes() -> bytes | None:
+    """A seccomp program (BPF) that refuses new processes and lets threads start.
+
+    ``fork``, ``vfork`` and a ``clone`` without ``CLONE_THREAD`` fail with EAGAIN (as at a
+    process limit); ``clone3`` fails with ENOSYS, so the C library falls back to ``clone``.
+    A system call of another architecture's table ends the process (libseccomp's default).
+    None where libseccomp or its binding is missing.
+    """
+    try:
+        import pyseccomp as seccomp
+    except (ImportError, RuntimeError, OSError):
+        return None
+    refuse = seccomp.ERRNO(errno.EAGAIN)
+    flt = seccomp.SyscallFilter(seccomp.ALLOW)
+    for name in ("fork", "vfork"):
+        with contextlib.suppress(Exception):  # not on every architecture (aarch64 has none)
+            flt.add_rule(refuse, name)
+    flt.add_rule(refuse, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, CLONE_THREAD, 0))
+    flt.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
+    with tempfile.TemporaryFile() as f:
+        flt.export_bpf(f)
+        f.seek(0)
+        return f.read()
+
+
 def isolation(wanted: str | None = None) -> str:
     """The strongest level this machine offers, or ``wanted`` if it works here.
 
@@ -90,7 +129,8 @@ def isolation(wanted: str | None = None) -> str:
         RuntimeError: if ``wanted`` is a level this machine cannot give.
     """
     levels = []
-    if _bwrap_works():
+    # As root, the process limit does not hold in the sandbox: only with the filter.
+    if _bwrap_works() and (os.geteuid() != 0 or no_new_processes() is not None):
         levels.append("bwrap")
     if os.geteuid() == 0:
         levels.append("user")
@@ -100,7 +140,8 @@ def isolation(wanted: str | None = None) -> str:
     if wanted not in levels:
         raise RuntimeError(
             f"isolation {wanted!r} is not available here (available: {', '.join(levels)}); "
-            "bwrap needs the bubblewrap package and user namespaces, user needs root"
+            "bwrap needs the bubblewrap package and user namespaces (and, as root, "
+            "libseccomp with pyseccomp), user needs root"
         )
     return wanted
 
@@ -197,16 +238,24 @@ def spawn(
         cmd += ["--clearenv"]
         for k, v in env.items():
             cmd += ["--setenv", k, v]
-        cmd += ["--", *argv]
-        return subprocess.Popen(
-            cmd,
-            pass_fds=pass_fds,
-            stdin=subprocess.DEVNULL,
-            stdout=stdout,
-            stderr=subprocess.STDOUT,
-            preexec_fn=functools.partial(_limit, limits, False),
-            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
-        )
+        program = no_new_processes()
+        with tempfile.TemporaryFile() as bpf:
+            fds = pass_fds
+            if program is not None:
+                bpf.write(program)
+                bpf.seek(0)
+                cmd += ["--seccomp", str(bpf.fileno())]
+                fds = (*pass_fds, bpf.fileno())
+            cmd += ["--", *argv]
+            return subprocess.Popen(
+                cmd,
+                pass_fds=fds,
+                stdin=subprocess.DEVNULL,
+                stdout=stdout,
+                stderr=subprocess.STDOUT,
+                preexec_fn=functools.partial(_limit, limits, False),
+                env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+            )
     if jail.mode == "user":
         os.chown(jail.home, jail.uid, jail.uid)
         jail.home.chmod(0o700)

@@ -13,8 +13,10 @@ if [ -z "${COURSE_PYTHON:-}" ] && command -v apt-get >/dev/null; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -q
   # bubblewrap: the sandbox the worker running a student's code starts in, where the
-  # image allows user namespaces (otherwise the worker runs as a user of its own).
-  apt-get install -y -q --no-install-recommends python3 python3-venv python3-pip bubblewrap
+  # image allows user namespaces (otherwise the worker runs as a user of its own);
+  # libseccomp2: its filter that lets the worker start no process.
+  apt-get install -y -q --no-install-recommends python3 python3-venv python3-pip bubblewrap \
+    libseccomp2
 fi
 PYTHON="${COURSE_PYTHON:-python3}"
 rm -rf "$ROOT/venv"
