@@ -226,6 +226,36 @@ def test_property_tests_are_graded_by_the_mistakes_they_catch(tmp_path, grade):
     assert "  test_same_as_python: 0" in entry["output"]
 
 
+# Module-level code of a student's test file runs at the start of every run.
+SLOW_START = """
+
+import time as _time
+
+_t0 = _time.process_time()
+while _time.process_time() - _t0 < 1.0:
+    pass
+"""
+
+
+def test_slow_tests_stop_at_their_budget(tmp_path, grade, monkeypatch):
+    """A student's slow tests cannot hold the grader for each run's full limit."""
+    monkeypatch.setattr(grading, "MIN_TEST_BUDGET", 4.0)
+    monkeypatch.setattr(grading, "TEST_BUDGET_FACTOR", 0.0)
+    student = tmp_path / "s"
+    assign("operators", student, keep=ALL, cal=CAL, wheels=False)
+    path = student / PROPERTIES
+    path.write_text(path.read_text() + SLOW_START)
+    res = grade(student, ("task0_2",))
+    (entry,) = res["tests"]
+    assert "17 of your 17 tests pass on correct code" in entry["output"]
+    note = "Your tests used their CPU time for grading (4 s, 0 times what the course's"
+    assert note in entry["output"]
+    left, _, rest = entry["output"].partition(") before ")[2].partition(" of their ")
+    total = int(rest.split()[0])  # a run per mistake graded, and 2 more of correct code
+    assert total - 8 <= int(left) < total  # about 1.5 s a run: 3 or so ran
+    assert entry["score"] < entry["max_score"]
+
+
 SKIPPING_TESTS = """
 import pytest
 from minitorch.operators import mul

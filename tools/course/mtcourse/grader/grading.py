@@ -742,6 +742,13 @@ SOLUTION_RUNS = 3
 """Runs of a student's tests on the course's correct code: one first, two among the
 mutants' runs at places the student cannot know."""
 
+TEST_BUDGET_FACTOR = 10.0
+"""A student's tests may use this many times the CPU time the course's tests take in all
+their runs (at least ``MIN_TEST_BUDGET`` s): beyond it, the mistakes not yet run count as
+not caught, so slow tests cannot hold a grading machine for each run's full limit."""
+
+MIN_TEST_BUDGET = 120.0
+
 TESTS_MODULE = "_mtcourse_student_tests"
 
 
@@ -770,13 +777,15 @@ def _run_tests(
     mode: str,
     uid: int,
     fresh: bool = True,
+    budget: float | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Run the tests ``text`` (a test file) once per entry of ``runs``; each run's record.
 
     The worker's copy is the starter's package, every graded function answered by the
     grader (the course's, or the run's mutant), with the tests beside it. ``fresh``: a new
     worker for each run (a student's tests); otherwise one serves the runs until one
-    breaks it (the course's own tests, which remember nothing between runs).
+    breaks it (the course's own tests, which remember nothing between runs). ``budget``:
+    CPU seconds the runs may use in all; the runs after it record the event ``budget``.
     """
     file_names = _test_task(course.spec, tid)
     assert file_names is not None
@@ -799,6 +808,7 @@ def _run_tests(
             "runs": runs,
             "limit": limit,
             "fresh": fresh,
+            "budget": budget,
         },
         "units": [],
         "all_units": [u.key for u in course.units],
@@ -900,22 +910,37 @@ def _grade_tests(
     broken = _broken(first.get("s0"), tests)
     valid = [t for t in tests if t not in broken]
     caught: dict[str, list[str]] = {}
+    notes: list[str] = []
     if valid and mutants:
         runs = [{"id": m["id"], "mutant": {"key": m["key"], "code": m["code"]}} for m in mutants]
         runs += [{"id": f"s{n}"} for n in range(1, SOLUTION_RUNS)]
         random.SystemRandom().shuffle(runs)
-        records = _run_tests(course, tid, text, runs, limit, scratch, mode, uid)
+        budget = max(MIN_TEST_BUDGET, TEST_BUDGET_FACTOR * task_cal["cpu"] * len(runs))
+        records = _run_tests(course, tid, text, runs, limit, scratch, mode, uid, budget=budget)
+        over = [r for r in records.values() if r.get("event") == "budget"]
+        if over:
+            notes.append(
+                f"Your tests used their CPU time for grading ({budget:.0f} s, "
+                f"{TEST_BUDGET_FACTOR:g} times what the course's tests take) before "
+                f"{len(over)} of their {len(runs)} runs: the mistakes of those runs count "
+                "as not caught. Make them faster (smaller inputs, fewer loops)."
+            )
         for n in range(1, SOLUTION_RUNS):
-            for t, why in _broken(records.get(f"s{n}"), tests).items():
+            record = records.get(f"s{n}")
+            if record is not None and record.get("event") == "budget":
+                continue
+            for t, why in _broken(record, tests).items():
                 broken.setdefault(t, f"{why}, in a later run")
         valid = [t for t in tests if t not in broken]
         for m in mutants:
             record = records.get(m["id"])
-            if record is not None and "outcomes" not in record:
+            if record is not None and record.get("event") == "budget":
+                caught[m["id"]] = []
+            elif record is not None and "outcomes" not in record:
                 caught[m["id"]] = list(valid)  # the mistake broke the run
             else:
                 caught[m["id"]] = _failing(record, valid) if record is not None else []
-    return test_task_entry(task, tests, broken, mutants, caught, spec.output_limit, [])
+    return test_task_entry(task, tests, broken, mutants, caught, spec.output_limit, notes)
 
 
 def _unwritten(text: str, tests: tuple[str, ...]) -> dict[str, str]:

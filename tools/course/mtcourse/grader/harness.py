@@ -428,8 +428,14 @@ def _student_test_runs() -> None:
     fresh = cfg.get("fresh", True)
     spec = _CONFIG["worker"]
     base_home = Path(spec["home"])
+    budget = cfg.get("budget")  # CPU seconds all the runs may use (a student's)
+    spent = 0.0
     for n, run in enumerate(cfg["runs"]):
         record: dict[str, Any] = {"run": run["id"]}
+        if budget is not None and spent > budget:
+            record.update(event="budget", message=f"the runs used {spent:.0f} s of CPU time")
+            _out(record)
+            continue
         mutant = run.get("mutant")
         _STATE.update(event=None, event_message="")
         t0 = time.monotonic()
@@ -472,6 +478,8 @@ def _student_test_runs() -> None:
             if fresh:
                 _stop_worker()
         record["wall"] = time.monotonic() - t0
+        # A run stopped at its limit counts the limit (its CPU time is not measured).
+        spent += record.get("cpu", cfg["limit"][0] if record.get("event") == "timeout" else 0.0)
         _out(record)
     _stop_worker()
     shutil.rmtree(spec["home"], ignore_errors=True)
