@@ -196,17 +196,25 @@ REMEMBERING_BODY = """import json, os, pathlib
             pass"""
 
 
+# A test that ends the run instead of failing when mul or add is wrong: were a broken run
+# a catch, a test that broke runs at random would be paid for every mutant run it broke.
+ENDING_BODY = """import os
+    if mul(2.0, 3.0) != 6.0 or add(2.0, 3.0) != 5.0:
+        os._exit(3)"""
+
+
 def test_property_tests_are_graded_by_the_mistakes_they_catch(tmp_path, grade):
     """Task 0.2, in one grading: tests that assert one example or nothing earn under half;
     a test that fails on correct code earns nothing of what it catches; a test cannot
-    remember an earlier run (the course's own tests earn full marks:
-    test_solution_gets_full_marks)."""
+    remember an earlier run; a run a test ends is no catch (the course's own tests earn
+    full marks: test_solution_gets_full_marks)."""
     weak = tmp_path / "weak"
     assign("operators", weak, keep=ALL, cal=CAL, wheels=False)
     # The only test of log_back keeps its property, with its expected value off by one.
     name = "test_log_back_matches_central_difference"
     bodies = {k: v for k, v in WEAK_BODIES.items() if k != name}
     bodies["test_same_as_python"] = REMEMBERING_BODY
+    bodies["test_add_and_mul_commute"] = ENDING_BODY
     with_bodies(weak / PROPERTIES, bodies)
     edit(
         weak / PROPERTIES,
@@ -224,6 +232,9 @@ def test_property_tests_are_graded_by_the_mistakes_they_catch(tmp_path, grade):
     # Had anything of one run reached the next, it would catch every mistake of the
     # functions it calls (mul, add, neg, ...) without stating a property.
     assert "  test_same_as_python: 0" in entry["output"]
+    # The runs it ended count for nothing: no mistake of mul or add stops the course's tests.
+    assert "runs on mistakes ended before your tests reported" in entry["output"]
+    assert "  test_add_and_mul_commute: 0" in entry["output"]
 
 
 # Module-level code of a student's test file runs at the start of every run.

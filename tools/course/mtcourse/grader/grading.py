@@ -864,9 +864,13 @@ def _calibrate_tests(
     if missing:
         problems.append(f"{tid}: the runs of {len(missing)} mutants did not finish")
     caught = [m["id"] for m in mutants if _failing(records.get(m["id"]), list(tests))]
+    # The mistakes that break a run of the course's tests (an endless loop, a crash): only
+    # for those does a student's broken run count as a catch.
+    breaks = [m["id"] for m in mutants if "outcomes" not in records.get(m["id"], {})]
     return {
         "kind": "tests",
         "mutants": caught,
+        "breaks": breaks,
         "of": len(mutants),
         "cpu": max((r.get("cpu") or 0.0 for r in records.values()), default=0.0),
         "wall": time.monotonic() - t0,
@@ -885,9 +889,11 @@ def _grade_tests(
     """Grade a student's tests: run on the course's code, then on each graded mutant.
 
     A test that fails on correct code in any of the ``SOLUTION_RUNS`` earns nothing; a
-    mutant is caught when one of the other tests fails on it (or its run breaks: an
-    endless loop the mistake causes). The runs cannot share anything (see the harness),
-    and the correct code's runs fall among the mutants' at random places.
+    mutant is caught when one of the other tests fails on it; a run that breaks (it ends
+    or runs out of time) counts only for a mistake that breaks the course's tests' run too
+    (an endless loop the mistake causes): a test that breaks runs at random would
+    otherwise be paid for each mutant run it broke. The runs cannot share anything (see
+    the harness), and the correct code's runs fall among the mutants' at random places.
     """
     import random
 
@@ -932,14 +938,25 @@ def _grade_tests(
             for t, why in _broken(record, tests).items():
                 broken.setdefault(t, f"{why}, in a later run")
         valid = [t for t in tests if t not in broken]
+        breaks = set(task_cal.get("breaks", ()))
+        ended = 0
         for m in mutants:
             record = records.get(m["id"])
             if record is not None and record.get("event") == "budget":
                 caught[m["id"]] = []
             elif record is not None and "outcomes" not in record:
-                caught[m["id"]] = list(valid)  # the mistake broke the run
+                # The mistake broke the run, or the tests did: the course's tests say which.
+                caught[m["id"]] = list(valid) if m["id"] in breaks else []
+                ended += m["id"] not in breaks
             else:
                 caught[m["id"]] = _failing(record, valid) if record is not None else []
+        if ended:
+            notes.append(
+                f"{ended} runs on mistakes ended before your tests reported (the process "
+                "exited, crashed or ran out of time): such a run counts as a catch only for "
+                "a mistake that also stops the course's own tests. Let a test fail with an "
+                "assertion instead."
+            )
     return test_task_entry(task, tests, broken, mutants, caught, spec.output_limit, notes)
 
 

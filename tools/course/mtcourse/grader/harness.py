@@ -416,10 +416,12 @@ def _valid_outcomes(answer: Any, names: list[str]) -> dict[str, list[str]] | Non
 def _student_test_runs() -> None:
     """A test-writing task: run the student's tests once per entry of ``runs``.
 
-    Each run has a worker of its own, started afresh with a fresh home and nothing left of
-    the last run: the student's tests cannot remember what an earlier run's functions
-    answered (and so cannot tell the course's code from a mutant but by testing it). Every
-    graded function is the grader's: the course's, or in a mutant's run the mutant.
+    For a student's tests (``fresh``), each run has a worker of its own, started afresh
+    with a fresh home and nothing left of the last run: the tests cannot remember what an
+    earlier run's functions answered (and so cannot tell the course's code from a mutant
+    but by testing it); the runs stop at the CPU ``budget``. The course's own tests (in
+    calibration) share one worker until a run breaks it. Every graded function is the
+    grader's: the course's, or in a mutant's run the mutant.
     """
     cfg = _CONFIG["student_tests"]
     names = list(cfg["tests"])
@@ -470,6 +472,7 @@ def _student_test_runs() -> None:
             record.update(
                 event=_STATE["event"] or "crash", message=_STATE["event_message"] or str(e)
             )
+            _stop_worker()  # the next run starts a new one
         except Exception as e:  # the worker raised: the student's module, say
             record.update(event="error", message=f"{type(e).__name__}: {e}"[:MAX_TEXT])
             _stop_worker()
