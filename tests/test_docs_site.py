@@ -160,14 +160,12 @@ def _normal(text: str) -> str:
 
 
 def given_lines() -> set[str]:
-    """Every line a student is given: the starters' code (blocks removed) and the tests."""
+    """Every line a student is given: the starters' code and tests (blocks removed)."""
     lines: set[str] = set()
-    for path in guide.source_files():
+    for path in [*guide.source_files(), *(ROOT / "packages").glob("mt-*/tests/**/*.py")]:
         source = path.read_text(encoding="utf-8")
         text = markers.render(source, markers.find_blocks(source, str(path)))
         lines.update(_normal(line) for line in text.splitlines())
-    for path in (ROOT / "packages").glob("mt-*/tests/**/*.py"):
-        lines.update(_normal(line) for line in path.read_text(encoding="utf-8").splitlines())
     return lines
 
 

@@ -100,16 +100,22 @@ def guide_week() -> int | None:
 
 
 def source_files() -> list[Path]:
-    """Every file that may hold a solution block: the layers' sources and training scripts."""
+    """Every file that may hold a solution block.
+
+    The layers' sources, the training scripts, and the tests a test-writing task hands out.
+    """
     files = sorted((ROOT / "packages").glob("mt-*/src/minitorch/**/*.py"))
     files += sorted((ROOT / "examples" / "mt_examples").glob("train_*.py"))
+    files += sorted((ROOT / "packages").glob("mt-*/tests/test_*.py"))
     return files
 
 
 def _display_path(path: Path) -> str:
     rel = path.relative_to(ROOT).as_posix()
-    if rel.startswith("packages/"):
+    if rel.startswith("packages/") and "/src/" in rel:
         return "src/" + rel.split("/src/", 1)[1]
+    if rel.startswith("packages/"):
+        return "tests/" + rel.split("/tests/", 1)[1]
     return rel.removeprefix("examples/")
 
 

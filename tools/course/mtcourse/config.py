@@ -36,11 +36,17 @@ class CalendarError(ValueError):
 
 @dataclass(frozen=True)
 class Task:
-    """A task with code to write: its marker id, title and points."""
+    """A task with code to write: its marker id, title and points.
+
+    ``tests_of`` names the tasks whose functions a *test-writing* task's tests check: its
+    solution blocks are test bodies (in the layer's tests), graded by the mistakes in those
+    functions (mutants) that the student's tests catch.
+    """
 
     id: str
     title: str
     points: float
+    tests_of: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -116,6 +122,17 @@ class Layer:
     def task_ids(self) -> tuple[str, ...]:
         """The ids of the tasks with code to write."""
         return tuple(t.id for t in self.tasks)
+
+    def task(self, tid: str) -> Task:
+        """The task ``tid`` of this layer.
+
+        Raises:
+            KeyError: if the layer has no such task.
+        """
+        for t in self.tasks:
+            if t.id == tid:
+                return t
+        raise KeyError(tid)
 
     def pyproject(self) -> dict[str, Any]:
         """The package's ``pyproject.toml``."""
@@ -224,7 +241,12 @@ def load_calendar(path: Path = REPO / "course.toml") -> Calendar:
     layers: dict[str, Layer] = {}
     for name, raw in data.get("layers", {}).items():
         tasks = tuple(
-            Task(tid, str(t["title"]), float(t.get("points", 10)))
+            Task(
+                tid,
+                str(t["title"]),
+                float(t.get("points", 10)),
+                tuple(map(str, t.get("tests-of", ()))),
+            )
             for tid, t in raw.get("tasks", {}).items()
         )
         needs = {k: tuple(v) for k, v in raw.get("needs", {}).items()}
@@ -266,6 +288,13 @@ def load_calendar(path: Path = REPO / "course.toml") -> Calendar:
                     f"layers.{name}.stand-ins: {fast} must be solution-only (the worker "
                     "never gets it)"
                 )
+        for writer in tasks:
+            for t in writer.tests_of:
+                if t not in layer.task_ids or t == writer.id or layer.task(t).tests_of:
+                    raise CalendarError(
+                        f"layers.{name}.tasks.{writer.id}.tests-of: {t} is not another task "
+                        f"of {name} with functions to write"
+                    )
         for tid in layer.whole:
             if tid not in layer.task_ids:
                 raise CalendarError(f"layers.{name}.whole: {tid} is not a task of {name}")

@@ -42,6 +42,27 @@ def scan_blocks(layer: Layer) -> dict[Path, list[Block]]:
     return out
 
 
+def written_test_blocks(layer: Layer) -> dict[Path, list[Block]]:
+    """The solution blocks of the layer's test files: the bodies a test-writing task writes.
+
+    Raises:
+        CourseError: if a block belongs to a task without ``tests-of`` in course.toml.
+    """
+    writing = {t.id for t in layer.tasks if t.tests_of}
+    out = {}
+    for path in sorted((layer.path / "tests").rglob("*.py")):
+        blocks = find_blocks(path.read_text(encoding="utf-8"), str(path.relative_to(REPO)))
+        for b in blocks:
+            if b.task not in writing:
+                raise CourseError(
+                    f"{path.relative_to(REPO)}:{b.begin}: a solution block of {b.task} in a "
+                    "test file, but course.toml gives that task no tests-of"
+                )
+        if blocks:
+            out[path] = blocks
+    return out
+
+
 def script_blocks(layer: Layer, cal: Calendar) -> dict[Path, list[Block]]:
     """The solution blocks of the layer's training scripts, tagged with the layer's task.
 

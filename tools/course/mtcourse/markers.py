@@ -160,7 +160,8 @@ def find_blocks(source: str, filename: str = "<source>") -> list[Block]:
         if not owners:
             raise MarkerError(f"{where}: a solution block must be inside a function body")
         _, qualname = max(owners, key=lambda pair: pair[0].lineno)
-        text = m.group("text") or f"implement {qualname}"
+        test = qualname.rpartition(".")[2].startswith("test_")
+        text = m.group("text") or ("write this test" if test else f"implement {qualname}")
         message = f"Task {task_number(m.group('task'))}: {text}"
         blocks.append(Block(m.group("task"), begin, end, indent, message))
     return blocks

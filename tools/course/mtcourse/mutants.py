@@ -37,7 +37,7 @@ from typing import Any
 
 import tomllib
 
-from .config import Calendar, load_calendar
+from .config import Calendar, Layer, Task, load_calendar
 from .grade import grading_env
 from .grader.grading import grade_units, unit_names
 from .grader.scoring import PUBLIC_PART
@@ -363,12 +363,19 @@ def run_mutants(
     cal = cal or load_calendar()
     layer = cal.layer(layer_name)
     training = set(cal.training_tasks(layer.name))
-    wanted = [t for t in layer.task_ids if t not in training and (not tasks or t in tasks)]
+    writing = {t.id for t in layer.tasks if t.tests_of}
+    wanted = [
+        t
+        for t in layer.task_ids
+        if t not in training and t not in writing and (not tasks or t in tasks)
+    ]
     for t in tasks or []:
         if t not in layer.task_ids:
             raise CourseError(f"{t} is not a task of {layer.name}")
         if t in training:
             raise CourseError(f"{t} is a training task: its network is not mutated")
+        if t in writing:
+            raise CourseError(f"{t} writes tests: its grade is the mutants they catch")
     equivalent = load_equivalent()
     originals: dict[str, str] = {}
     by_task: dict[str, list[Mutant]] = {t: [] for t in wanted}
@@ -498,6 +505,69 @@ def _report_functions(
             + ("lose nothing" if not lost else f"LOSE {lost}")
         )
     return int(bad)
+
+
+TEST_TASK_MUTANTS = 2
+"""Mutants of each function a test-writing task's tests check (its most typical mistakes):
+each is a run of the student's tests in a fresh sandbox, about a second."""
+
+
+def test_task_mutants(layer: Layer, task: Task) -> list[dict[str, Any]]:
+    """The mutants a test-writing task is graded by, as the grader runs them.
+
+    ``TEST_TASK_MUTANTS`` of each function of the solution blocks of ``task.tests_of``,
+    its most typical mistakes, none of them equivalent (``equivalent-mutants.toml``): each
+    with its graded function's key, the kind of change, and the mutated function's code
+    (compiled beside the course's module by the grader).
+
+    Raises:
+        CourseError: if a block of those tasks is in a method (only module-level
+            functions can be swapped for a mutant).
+    """
+    equivalent = load_equivalent()
+    out: list[dict[str, Any]] = []
+    for path, blocks in scan_blocks(layer).items():
+        rel = path.relative_to(layer.src).as_posix()
+        mine = [b for b in blocks if b.task in task.tests_of]
+        if not mine:
+            continue
+        text = path.read_text(encoding="utf-8")
+        spans = function_spans(text)
+        owner = {
+            b.begin: max((a, q) for q, (a, z) in spans.items() if a <= b.begin <= z)[1]
+            for b in mine
+        }
+        unit_of = {
+            (rel, b.begin): find_units(text, [(b.task, b.begin, b.end)], rel)[0].key for b in mine
+        }
+        found = [
+            m for m in generate(text, mine, rel, owner) if (layer.name, m.key) not in equivalent
+        ]
+        unit = {m.key: _unit_key(m, unit_of, {rel: text}) for m in found}
+        for m in _per_function(found, TEST_TASK_MUTANTS, unit):
+            if "." in m.function:
+                raise CourseError(
+                    f"{rel}:{m.line}: {m.function} is a method; a test-writing task can only "
+                    "check module-level functions"
+                )
+            node = next(
+                n
+                for n in ast.parse(m.source).body
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == m.function
+            )
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            code = "".join(m.source.splitlines(keepends=True)[first - 1 : node.end_lineno])
+            out.append(
+                {
+                    "id": f"m{len(out)}",
+                    "key": unit[m.key],
+                    "function": m.function,
+                    "kind": m.kind,
+                    "line": m.line,
+                    "code": code,
+                }
+            )
+    return out
 
 
 def _unit_key(m: Mutant, unit_of: dict[tuple[str, int], str], originals: dict[str, str]) -> str:

@@ -118,7 +118,10 @@ def test_setup_calibrated_the_grader_and_hid_the_course_from_other_users(operato
     course = operators.root / "source" / "course"
     calibration = json.loads((course / "calibration.json").read_text())
     assert set(calibration["tasks"]) == set(operators.layer.task_ids)
-    assert all(t["tests"] for t in calibration["tasks"].values())
+    for task in operators.layer.tasks:
+        found = calibration["tasks"][task.id]
+        # A test-writing task's plan is the mutants the course's tests catch.
+        assert found["mutants"] if task.tests_of else found["tests"], task.id
     assert (operators.root / "source").stat().st_mode & 0o077 == 0
 
 
@@ -140,6 +143,9 @@ def test_untouched_starter_gets_zero_and_is_told_which_tests_fail(operators, tmp
     assert {s for s, _ in by_task(res).values()} == {0.0}
     public = [t for t in res["tests"] if t["visibility"] == "visible"]
     for t in public:
+        if t["number"] == "0.2":  # the student's tests, each a stub
+            assert "not written yet (it raises NotImplementedError)" in t["output"]
+            continue
         assert "FAILED tests/" in t["output"]
         assert "NotImplementedError: Task 0." in t["output"]
     hidden = [t for t in res["tests"] if t["visibility"] == "after_published"]
@@ -180,7 +186,9 @@ def test_an_empty_submission_gets_zero_saying_why(operators, tmp_path):
 
 
 def test_a_bug_in_one_function_costs_only_that_function(operators, tmp_path):
-    assign("operators", tmp_path / "s", keep=frozenset(operators.layer.task_ids), cal=CAL)
+    # The functions' tasks (task 0.2's tests stay stubs: not what this is about).
+    keep = frozenset(t.id for t in operators.layer.tasks if not t.tests_of)
+    assign("operators", tmp_path / "s", keep=keep, cal=CAL)
     scalar = tmp_path / "s/src/minitorch/operators/scalar.py"
     text = scalar.read_text()
     assert text.count("    return -x\n") == 1

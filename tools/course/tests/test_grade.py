@@ -4,6 +4,7 @@ One grading environment (built and calibrated once) grades every submission here
 ``course grade-all`` does for a class; the command-line tests build their own.
 """
 
+import ast
 import json
 import shutil
 from pathlib import Path
@@ -24,6 +25,10 @@ LAYER = CAL.layer("operators")
 TASKS = LAYER.task_ids
 ALL = frozenset(TASKS)
 POINTS_0_1 = next(t.points for t in LAYER.tasks if t.id == "task0_1")
+# The tasks whose functions the student writes (task 0.2 writes tests; its grading runs
+# the student's tests once per mistake it is graded by: left out where it is not the point).
+FUNCTIONS = tuple(t.id for t in LAYER.tasks if not t.tests_of)
+PROPERTIES = "tests/test_operators_properties.py"
 
 
 @pytest.fixture(scope="module")
@@ -33,8 +38,10 @@ def env(tmp_path_factory):
 
 @pytest.fixture
 def grade(env, tmp_path):
-    def run(student: Path) -> dict:
-        return env.grade(student, tmp_path / "scratch")
+    count = iter(range(100))
+
+    def run(student: Path, tasks: tuple[str, ...] | None = None) -> dict:
+        return env.grade(student, tmp_path / f"scratch-{next(count)}", tasks=tasks)
 
     return run
 
@@ -82,7 +89,10 @@ def test_untouched_starter_gets_zero_even_with_its_tests_edited(tmp_path, grade)
     res = grade(tmp_path / "s")
     assert set(scores(res).values()) == {0.0}
     assert res["score"] == 0.0
-    assert all("NotImplementedError" in t["output"] for t in res["tests"])
+    # Task 0.2's tests are the student's own: these edits are what it grades (no test left).
+    assert all("NotImplementedError" in t["output"] for t in res["tests"] if t["number"] != "0.2")
+    tests_entry = next(t for t in res["tests"] if t["number"] == "0.2")
+    assert "no such test in your file" in tests_entry["output"]
 
 
 @pytest.mark.parametrize("task", ["task0_1", "task0_4"])
@@ -102,7 +112,7 @@ def test_an_infinite_loop_costs_its_function_only(tmp_path, grade):
         'return list(self.__dict__["_modules"].values())',
         "while True:\n            pass",
     )
-    res = grade(student)
+    res = grade(student, FUNCTIONS)
     public = next(t for t in res["tests"] if t["number"] == "0.4")
     assert scores(res)["0.4"] == pytest.approx(10 - 10 / 8, abs=0.01)  # children's share
     assert "time limit: your code used" in public["output"]
@@ -124,7 +134,7 @@ def test_crash_and_flood_cost_their_function_only(tmp_path, grade):
         '"""Return ``x * y``."""\n',
         '"""Return ``x * y``."""\n    print("spam" * 1_000_000)\n',
     )
-    res = grade(student)
+    res = grade(student, FUNCTIONS)
     got = scores(res)
     public = next(t for t in res["tests"] if t["number"] == "0.3")
     assert "the process running your code ended (exit status 3)" in public["output"]
@@ -133,6 +143,128 @@ def test_crash_and_flood_cost_their_function_only(tmp_path, grade):
     assert got["0.3"] == pytest.approx(10 - 10 / 7, abs=0.01)
     assert got["0.1"] == got["0.4"] == 10
     assert all(len(t["output"]) <= CAL.output_limit + 100 for t in res["tests"])
+
+
+# Task 0.2: tests that run the operators but assert one example, or only that nothing
+# raises (what a hurried student writes), keyed by test.
+WEAK_BODIES = {
+    "test_same_as_python": "assert mul(2.0, 3.0) == 6.0",
+    "test_sigmoid_range_and_symmetry": "sigmoid(a)",
+    "test_sigmoid_is_monotone": "sigmoid(a)\n    sigmoid(b)",
+    "test_sigmoid_and_exp_never_raise": "sigmoid(x)\n    exp(x)",
+    "test_relu_and_relu_back": "assert relu(1.0) == 1.0",
+    "test_lt_eq_trichotomy": "assert lt(1.0, 2.0) == 1.0",
+    "test_max_properties": "assert max(1.0, 2.0) == 2.0",
+    "test_mul_distributes_over_add": "mul(z, add(x, y))",
+    "test_add_and_mul_commute": "add(x, y)\n    mul(x, y)",
+    "test_log_inverts_exp": "log(exp(x))",
+    "test_exp_inverts_log": "exp(log(x))",
+    "test_log_of_negative_is_nan": "log(x)",
+    "test_is_close_reflexive": "is_close(x, x)",
+    "test_log_back_matches_central_difference": "log_back(x, d)",
+    "test_inv_back_matches_central_difference": "inv_back(x, d)",
+    "test_relu_back_matches_central_difference": "relu_back(x, d)",
+    "test_sigmoid_back_matches_central_difference": "sigmoid_back(x, d)",
+}
+
+
+def with_bodies(path: Path, bodies: dict[str, str]) -> None:
+    """Give the tests of the file at ``path`` new bodies (after their docstrings)."""
+    text = path.read_text()
+    lines = text.splitlines(keepends=True)
+    tests = [n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef)]
+    for node in sorted(tests, key=lambda n: n.lineno, reverse=True):
+        if node.name in bodies:
+            lines[node.body[0].end_lineno : node.end_lineno] = [f"    {bodies[node.name]}\n"]
+    path.write_text("".join(lines))
+
+
+# A test that remembers what the operators answered in its first run (in its home, /tmp
+# and /dev/shm) and fails when a later run answers otherwise: if anything of a run reached
+# the next, it would catch every mistake without stating a property.
+REMEMBERING_BODY = """import json, os, pathlib
+    got = json.dumps([f(1.5, -2.0) for f in (mul, add, lt, eq, max, is_close, log_back)])
+    got += json.dumps([f(0.7) for f in (neg, id, sigmoid, relu, exp, inv)])
+    for folder in (os.environ.get("HOME", "/tmp"), "/tmp", "/dev/shm"):
+        path = pathlib.Path(folder) / "answers.json"
+        try:
+            if path.exists():
+                assert path.read_text() == got
+            else:
+                path.write_text(got)
+        except OSError:
+            pass"""
+
+
+# A test that ends the run instead of failing when mul or add is wrong: were a broken run
+# a catch, a test that broke runs at random would be paid for every mutant run it broke.
+ENDING_BODY = """import os
+    if mul(2.0, 3.0) != 6.0 or add(2.0, 3.0) != 5.0:
+        os._exit(3)"""
+
+
+def test_property_tests_are_graded_by_the_mistakes_they_catch(tmp_path, grade):
+    """Task 0.2, in one grading: tests that assert one example or nothing earn under half;
+    a test that fails on correct code earns nothing of what it catches; a test cannot
+    remember an earlier run; a run a test ends is no catch (the course's own tests earn
+    full marks: test_solution_gets_full_marks)."""
+    weak = tmp_path / "weak"
+    assign("operators", weak, keep=ALL, cal=CAL, wheels=False)
+    # The only test of log_back keeps its property, with its expected value off by one.
+    name = "test_log_back_matches_central_difference"
+    bodies = {k: v for k, v in WEAK_BODIES.items() if k != name}
+    bodies["test_same_as_python"] = REMEMBERING_BODY
+    bodies["test_add_and_mul_commute"] = ENDING_BODY
+    with_bodies(weak / PROPERTIES, bodies)
+    edit(
+        weak / PROPERTIES,
+        "expected = d * central_diff(log, x)",
+        "expected = 1 + d * central_diff(log, x)",
+    )
+    res = grade(weak, ("task0_2",))
+    (entry,) = res["tests"]
+    assert 0 < entry["score"] < entry["max_score"] / 2
+    assert "16 of your 17 tests pass on correct code" in entry["output"]
+    assert "sigmoid_back:" in entry["output"].partition("Not caught, by function")[2]
+    assert f"{name} fails on the course's correct code (AssertionError)" in entry["output"]
+    assert f"  {name}:" not in entry["output"]  # it catches nothing that counts
+    assert "log_back:" in entry["output"].partition("Not caught")[2]
+    # Had anything of one run reached the next, it would catch every mistake of the
+    # functions it calls (mul, add, neg, ...) without stating a property.
+    assert "  test_same_as_python: 0" in entry["output"]
+    # The runs it ended count for nothing: no mistake of mul or add stops the course's tests.
+    assert "runs on mistakes ended before your tests reported" in entry["output"]
+    assert "  test_add_and_mul_commute: 0" in entry["output"]
+
+
+# Module-level code of a student's test file runs at the start of every run.
+SLOW_START = """
+
+import time as _time
+
+_t0 = _time.process_time()
+while _time.process_time() - _t0 < 1.0:
+    pass
+"""
+
+
+def test_slow_tests_stop_at_their_budget(tmp_path, grade, monkeypatch):
+    """A student's slow tests cannot hold the grader for each run's full limit."""
+    monkeypatch.setattr(grading, "MIN_TEST_BUDGET", 4.0)
+    monkeypatch.setattr(grading, "TEST_BUDGET_FACTOR", 0.0)
+    student = tmp_path / "s"
+    assign("operators", student, keep=ALL, cal=CAL, wheels=False)
+    path = student / PROPERTIES
+    path.write_text(path.read_text() + SLOW_START)
+    res = grade(student, ("task0_2",))
+    (entry,) = res["tests"]
+    assert "17 of your 17 tests pass on correct code" in entry["output"]
+    note = "Your tests used their CPU time for grading (4 s, 0 times what the course's"
+    assert note in entry["output"]
+    left, _, rest = entry["output"].partition(") before ")[2].partition(" of their ")
+    total = int(rest.split()[0])  # a run per mistake graded, and 2 more of correct code
+    assert total - 8 <= int(left) < total  # about 1.5 s a run: 3 or so ran
+    assert entry["score"] < entry["max_score"]
 
 
 SKIPPING_TESTS = """
@@ -214,7 +346,7 @@ def test_a_file_that_does_not_parse_grades_its_functions_as_stubs_and_says_why(t
     path.write_text(path.read_text() + "\ndef broken(:\n")
     init = tmp_path / "s/src/minitorch/operators/__init__.py"
     init.write_text("import this_module_does_not_exist\n" + init.read_text())  # never runs
-    res = grade(tmp_path / "s")
+    res = grade(tmp_path / "s", FUNCTIONS)
     assert scores(res) == {"0.1": 10.0, "0.3": 0.0, "0.4": 10.0}
     out = next(t for t in res["tests"] if t["number"] == "0.3")["output"]
     assert "functional.py: it does not parse (line" in out

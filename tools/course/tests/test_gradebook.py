@@ -30,7 +30,8 @@ def a_class(where):
     assign("operators", where / "ana", keep=ALL, cal=CAL, wheels=False)  # the solution
     assign("operators", where / "ben", cal=CAL, wheels=False)  # untouched
     assign("operators", where / "cai", keep=frozenset({"task0_4"}), cal=CAL, wheels=False)
-    shutil.copytree(where / "ana", where / "dee")  # one wrong function: neg
+    # One wrong function, neg, and task 0.2's tests not written.
+    assign("operators", where / "dee", keep=ALL - {"task0_2"}, cal=CAL, wheels=False)
     scalar = where / "dee/src/minitorch/operators/scalar.py"
     scalar.write_text(scalar.read_text().replace("    return -x\n", "    return x\n", 1))
     assign("operators", where / "eve", keep=frozenset({"task0_1"}), cal=CAL, wheels=False)
@@ -55,28 +56,29 @@ def test_shards_merge_into_the_gradebook_of_the_whole_class(env, tmp_path, capsy
     assert [r["student"] for r in two] == ["ben", "dee", "fay", "hal"]
     assert merge_grades([tmp_path / "g1.csv", tmp_path / "g2.csv"], tmp_path / "all.csv") == 8
     book = rows(tmp_path / "all.csv")
-    assert list(next(iter(book.values()))) == ["student", "0.1", "0.3", "0.4", "total", "status"]
+    columns = ["0.1", "0.2", "0.3", "0.4", "total"]
+    assert list(next(iter(book.values()))) == ["student", *columns, "status"]
     share = 10 / 17
     expected = {
-        "ana": ("10.00", "10.00", "10.00", "30.00"),
-        "ben": ("0.00", "0.00", "0.00", "0.00"),
-        "cai": ("0.00", "0.00", "10.00", "10.00"),
-        "dee": (f"{10 - share:.2f}", "10.00", "10.00", f"{30 - share:.2f}"),
-        "eve": ("10.00", "0.00", "0.00", "10.00"),
-        "fay": ("0.00", "0.00", "10.00", "10.00"),
-        "gus": ("0.00", "0.00", "0.00", "0.00"),
-        "hal": ("0.00", "0.00", "0.00", "0.00"),
+        "ana": ("10.00", "10.00", "10.00", "10.00", "40.00"),
+        "ben": ("0.00", "0.00", "0.00", "0.00", "0.00"),
+        "cai": ("0.00", "0.00", "0.00", "10.00", "10.00"),
+        "dee": (f"{10 - share:.2f}", "0.00", "10.00", "10.00", f"{30 - share:.2f}"),
+        "eve": ("10.00", "0.00", "0.00", "0.00", "10.00"),
+        "fay": ("0.00", "0.00", "0.00", "10.00", "10.00"),
+        "gus": ("0.00", "0.00", "0.00", "0.00", "0.00"),
+        "hal": ("0.00", "0.00", "0.00", "0.00", "0.00"),
     }
-    for student, (a, b, c, total) in expected.items():
+    for student, row in expected.items():
         r = book[student]
-        assert (r["0.1"], r["0.3"], r["0.4"], r["total"]) == (a, b, c, total), r
+        assert tuple(r[c] for c in columns) == row, r
     assert {s: r["status"] for s, r in book.items() if r["status"] != "graded"} == {
         "gus": "not graded: gus.zip is not a valid zip file: File is not a zip file",
         "hal": f"not graded: {folder / 'hal'} is empty: nothing was submitted",
     }
     # Each student's results.json is beside the gradebook.
     res = json.loads((tmp_path / "g1-results/ana/results.json").read_text())
-    assert res["score"] == 30
+    assert res["score"] == 40
     # A rerun keeps what is done: nothing is graded again.
     stamp = (tmp_path / "g1-results/ana/results.json").stat().st_mtime_ns
     again = grade_all(folder, "operators", tmp_path / "g1.csv", jobs=2, shard="1/2", env=env)

@@ -1,6 +1,7 @@
 """Finding and rendering solution blocks, and reading the calendar."""
 
 import ast
+import dataclasses
 import json
 import textwrap
 from pathlib import Path
@@ -10,7 +11,7 @@ import tomllib
 
 from mtcourse.cli import main
 from mtcourse.config import REPO, CalendarError, load_calendar
-from mtcourse.layers import CourseError, scan_blocks, script_blocks
+from mtcourse.layers import CourseError, scan_blocks, script_blocks, written_test_blocks
 from mtcourse.markers import MarkerError, find_blocks, render
 from mtcourse.starter import assign
 from mtcourse.weeks import week_plan
@@ -119,13 +120,17 @@ def test_calendar_of_the_repository_is_consistent():
         "tags": [f"mt-operators-v{cal.layer('operators').solution_version}"],
     }
     assert cal.closure("nn") == ["operators", "autodiff", "tensor", "fast"]
-    # Every layer has blocks for exactly its tasks: a training task's are in its script.
+    # Every layer has blocks for exactly its tasks: a training task's are in its script, a
+    # test-writing task's in its tests.
     for name in cal.layers:
         layer = cal.layer(name)
         tasks = {b.task for blocks in scan_blocks(layer).values() for b in blocks}
         training = {b.task for blocks in script_blocks(layer, cal).values() for b in blocks}
-        assert tasks | training == set(layer.task_ids)
+        writing = {b.task for blocks in written_test_blocks(layer).values() for b in blocks}
+        assert tasks | training | writing == set(layer.task_ids)
         assert not tasks & training
+        assert not tasks & writing
+        assert writing == {t.id for t in layer.tasks if t.tests_of}
         assert training == set(cal.training_tasks(name))
         # Each training task is graded by the course's training tests.
         for task in training:
@@ -340,3 +345,27 @@ def test_calendar_refuses_a_stand_in_that_is_missing_or_reaches_the_worker(tmp_p
     with pytest.raises(CalendarError, match=error):
         load_calendar(tmp_path / "course.toml")
     assert load_calendar().layer("nn").stand_ins == {"kernels/simple.py": "kernels/fast.py"}
+
+
+@pytest.mark.parametrize("tested", ["task0_9", "task0_2", "task1_1"])
+def test_calendar_refuses_tests_of_a_task_without_functions_of_the_layer(tmp_path, tested):
+    # A test-writing task is graded by mutants of other tasks' functions in its layer.
+    text = (load_calendar.__globals__["REPO"] / "course.toml").read_text()
+    good = 'tests-of = ["task0_1"]'
+    assert text.count(good) == 1
+    (tmp_path / "course.toml").write_text(text.replace(good, f'tests-of = ["{tested}"]'))
+    with pytest.raises(CalendarError, match=f"tests-of: {tested} is not another task"):
+        load_calendar(tmp_path / "course.toml")
+    assert load_calendar().layer("operators").task("task0_2").tests_of == ("task0_1",)
+
+
+def test_a_solution_block_in_a_test_file_needs_a_test_writing_task():
+    layer = load_calendar().layer("operators")
+    assert set(written_test_blocks(layer)) == {
+        layer.path / "tests" / "test_operators_properties.py"
+    }
+    plain = dataclasses.replace(
+        layer, tasks=tuple(dataclasses.replace(t, tests_of=()) for t in layer.tasks)
+    )
+    with pytest.raises(CourseError, match="a solution block of task0_2 in a test file"):
+        written_test_blocks(plain)

@@ -18,7 +18,7 @@ from pathlib import Path
 from ..config import REPO, Calendar, Layer, load_calendar
 from ..grader.grading import GradeSpec
 from ..grader.splice import Unit, find_units
-from ..layers import CourseError, check_version, scan_blocks, script_blocks
+from ..layers import CourseError, check_version, scan_blocks, script_blocks, written_test_blocks
 from ..markers import find_blocks, render
 from ..starter import assign
 from ..starter.scripts import EXAMPLES, script_helpers
@@ -68,7 +68,28 @@ def grade_spec(layer: Layer, cal: Calendar) -> GradeSpec:
         tuple(sorted(layer.pure.items())),
         layer.whole,
         tuple(sorted(layer.stand_ins.items())),
+        _test_tasks(layer),
     )
+
+
+def _test_tasks(layer: Layer) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
+    """Each test-writing task's file (from the starter's root) and the tests it writes.
+
+    Raises:
+        CourseError: if a task's test bodies are in more than one file.
+    """
+    found: dict[str, tuple[str, tuple[str, ...]]] = {}
+    for path, blocks in written_test_blocks(layer).items():
+        rel = path.relative_to(layer.path).as_posix()
+        text = path.read_text(encoding="utf-8")
+        for task in dict.fromkeys(b.task for b in blocks):
+            if task in found:
+                raise CourseError(f"{task}: its tests are in {found[task][0]} and {rel}")
+            units = find_units(
+                text, [(b.task, b.begin, b.end) for b in blocks if b.task == task], rel
+            )
+            found[task] = (rel, tuple(u.qualname for u in units))
+    return tuple((task, rel, names) for task, (rel, names) in found.items())
 
 
 def _solution_text(path: Path) -> str:
@@ -88,6 +109,12 @@ def write_course(layer: Layer, cal: Calendar, where: Path, data: Path | None = N
     units = layer_units(layer, cal)
     (where / "spec.json").write_text(spec.to_json(), "utf-8")
     (where / "units.json").write_text(json.dumps([asdict(u) for u in units], indent=1), "utf-8")
+    from ..mutants import test_task_mutants  # (it grades with what this module writes)
+
+    for task in layer.tasks:
+        if task.tests_of:
+            found = json.dumps(test_task_mutants(layer, task), indent=1)
+            (where / f"mutants-{task.id}.json").write_text(found, "utf-8")
     pkg = Path("minitorch") / layer.name
     # The course's code as a submission has it: starter edits applied, solution-only
     # sources left out (mt-fast's FastOps runs the plain kernels the student writes).

@@ -21,6 +21,7 @@ from ..layers import (
     scan_blocks,
     script_blocks,
     test_names,
+    written_test_blocks,
 )
 from ..markers import Block, MarkerError, function_spans
 from ..runner import build_wheel, make_venv, run_pytest
@@ -94,6 +95,18 @@ def _from_solution_block(
     return None
 
 
+def _starter_tests(layer: Layer, starter: Path, tests: Path, task: str | None) -> None:
+    """Put the starter's stubs of a test-writing task's tests (``task``, or all) in ``tests``.
+
+    ``tests`` is a run's copy of the course's tests (``suite_tree``): the student starts
+    from the stubs, so the starter's run (and the run with only that task missing) must.
+    """
+    for path, blocks in written_test_blocks(layer).items():
+        if task is None or any(b.task == task for b in blocks):
+            rel = path.relative_to(layer.path / "tests")
+            shutil.copyfile(starter / "tests" / rel, tests / "tests" / rel)
+
+
 def _one_task_problems(
     layer: Layer,
     cal: Calendar,
@@ -127,6 +140,7 @@ def _one_task_problems(
             problems.append(f"only {task} missing: {e}")
             continue
         tests = suite_tree(layer, root / f"run-ot-{task}", hidden=True, data=data)
+        _starter_tests(layer, root / "starter", tests, task)
         paths = ["tests", "hidden"] if (tests / "hidden").exists() else ["tests"]
         t0 = time.perf_counter()
         run = run_pytest(
@@ -183,7 +197,11 @@ def check(
         f"solution block for {t}, which is not a task of {layer.name} in course.toml"
         for t in sorted(set(counts) - set(layer.task_ids))
     ]
-    for bl in scripts.values():
+    try:
+        written_tests = written_test_blocks(layer)
+    except (MarkerError, CourseError) as e:
+        return [str(e)]
+    for bl in [*scripts.values(), *written_tests.values()]:
         for b in bl:
             counts[b.task] = counts.get(b.task, 0) + 1
     missing = [t for t in layer.task_ids if t not in counts]
@@ -253,6 +271,8 @@ def check(
             tests = suite_tree(
                 layer, root / f"run-{kind}", hidden=True, solution=kind == "solution", data=data
             )
+            if kind == "starter":
+                _starter_tests(layer, root / "starter", tests, None)
             here = script_dirs[kind]
             trace: dict[str, str] = {}
             if kind == "solution":  # which tasks' functions each test runs: `uses`
@@ -287,6 +307,8 @@ def check(
         code_dirs = (
             package_dirs.get("starter", root / "starter"),
             *([(starter_scripts / "mt_examples").resolve()] if starter_scripts else []),
+            # A test-writing task's stubs are its tests' bodies.
+            *((root / "run-starter" / p.relative_to(layer.path)).resolve() for p in written_tests),
         )
         problems += [
             p

@@ -9,6 +9,8 @@ into a temporary folder) holds what grading a layer needs and no student may see
     full/             the whole solution package (training tasks are graded with it)
     starter/          the starter's package (stubs): the worker's copy starts from it
     suite/            the public and hidden tests as they run
+    mutants-<task>.json  a test-writing task's mutants: mistakes in the functions its
+                      tests check (``key``, ``kind``, ``code``: the mutated function)
     calibration.json  the runs and their times on this machine (:func:`calibrate`)
 
 For each task, one test process (``harness.py``) runs the task's tests on the grader's
@@ -21,6 +23,7 @@ whatever is left of them, and scores the runs their records describe; it writes
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import platform
@@ -36,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from . import sandbox, splice
-from .scoring import TaskPlan, results, task_entries
+from .scoring import MISSING, UNWRITTEN, TaskPlan, results, task_entries, test_task_entry
 
 __all__ = [
     "Course",
@@ -85,6 +88,8 @@ class GradeSpec:
     pure: tuple[tuple[str, tuple[int, ...]], ...] = ()  # (key, written arguments)
     whole: tuple[str, ...] = ()  # tasks graded on the student's whole copy at once
     stand_ins: tuple[tuple[str, str], ...] = ()  # (graded module, its faster twin)
+    # Test-writing tasks: (task, its test file in the starter, the tests the student writes).
+    test_tasks: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
 
     def to_json(self) -> str:
         """The spec as JSON (``spec.json``)."""
@@ -109,6 +114,7 @@ class GradeSpec:
             tuple((k, tuple(v)) for k, v in d.get("pure", ())),
             tuple(d.get("whole", ())),
             tuple((k, v) for k, v in d.get("stand_ins", ())),
+            tuple((t, f, tuple(names)) for t, f, names in d.get("test_tasks", ())),
         )
 
 
@@ -222,11 +228,16 @@ def _read(path: Path) -> str | None:
 
 
 def find_submission(
-    submission: Path, layer: str, scratch: Path, units: list[splice.Unit]
+    submission: Path,
+    layer: str,
+    scratch: Path,
+    units: list[splice.Unit],
+    test_files: tuple[str, ...] = (),
 ) -> Submission:
-    """Read the files of ``submission`` that grading takes functions from.
+    """Read the files of ``submission`` that grading takes functions (or tests) from.
 
-    ``submission`` is a starter folder, a zip of one, or a folder holding one zip.
+    ``submission`` is a starter folder, a zip of one, or a folder holding one zip;
+    ``test_files`` are the test-writing tasks' files (``tests/...``, from its root).
 
     Only regular files are read (a link is not followed), each at most ``MAX_FILE`` bytes.
 
@@ -255,6 +266,10 @@ def find_submission(
         )
     files: dict[str, str | None] = {}
     notes: list[str] = []
+    for rel in test_files:
+        files[rel] = _read(pkg.parents[2] / rel)
+        if files[rel] is None:
+            notes.append(f"{rel}: not found in the submission (or not a UTF-8 text file)")
     for rel in sorted({u.file for u in units}):
         if rel.startswith("mt_examples/"):
             text = None
@@ -632,12 +647,15 @@ def calibrate(
         "tasks": {},
     }
     code, _ = worker_folder(course, None, public / "worker", _owner(mode, 60000))
-    problems = []
+    problems: list[str] = []
     path = course.root / "calibration.json"
     if tasks is not None and path.is_file():
         out["tasks"] = json.loads(path.read_text(encoding="utf-8"))["tasks"]
     for tid, _title, _points in spec.tasks:
         if tasks is not None and tid not in tasks:
+            continue
+        if _test_task(spec, tid) is not None:
+            out["tasks"][tid] = _calibrate_tests(course, tid, (private, public), mode, problems)
             continue
         tfolder = folders[
             "full" if tid in spec.training_tasks and "full" in folders else "solution"
@@ -715,6 +733,272 @@ def calibrate(
     return out
 
 
+# ------------------------------------------------------------- test-writing tasks
+
+TEST_EXAMPLES = 15
+"""Inputs Hypothesis draws for each of a student's tests in each run (the same every run)."""
+
+SOLUTION_RUNS = 3
+"""Runs of a student's tests on the course's correct code: one first, two among the
+mutants' runs at places the student cannot know."""
+
+TEST_BUDGET_FACTOR = 10.0
+"""A student's tests may use this many times the CPU time the course's tests take in all
+their runs (at least ``MIN_TEST_BUDGET`` s): beyond it, the mistakes not yet run count as
+not caught, so slow tests cannot hold a grading machine for each run's full limit."""
+
+MIN_TEST_BUDGET = 120.0
+
+TESTS_MODULE = "_mtcourse_student_tests"
+
+
+def _test_task(spec: GradeSpec, tid: str) -> tuple[str, tuple[str, ...]] | None:
+    """A test-writing task's file and the tests the student writes; None for another task."""
+    for task, file, names in spec.test_tasks:
+        if task == tid:
+            return file, names
+    return None
+
+
+def _mutants(course: Course, tid: str) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = json.loads(
+        (course.root / f"mutants-{tid}.json").read_text(encoding="utf-8")
+    )
+    return found
+
+
+def _run_tests(
+    course: Course,
+    tid: str,
+    text: str,
+    runs: list[dict[str, Any]],
+    limit: list[float],
+    scratch: tuple[Path, Path],
+    mode: str,
+    uid: int,
+    fresh: bool = True,
+    budget: float | None = None,
+) -> dict[str, dict[str, Any]]:
+    """Run the tests ``text`` (a test file) once per entry of ``runs``; each run's record.
+
+    The worker's copy is the starter's package, every graded function answered by the
+    grader (the course's, or the run's mutant), with the tests beside it. ``fresh``: a new
+    worker for each run (a student's tests); otherwise one serves the runs until one
+    breaks it (the course's own tests, which remember nothing between runs). ``budget``:
+    CPU seconds the runs may use in all; the runs after it record the event ``budget``.
+    """
+    file_names = _test_task(course.spec, tid)
+    assert file_names is not None
+    private, public = scratch
+    where = public / f"tests-{tid}"
+    shutil.rmtree(where, ignore_errors=True)
+    # This user's, readable by all (the starter and the student's own tests: nothing to
+    # hide), so that a worker running as a user of its own cannot write into it either:
+    # a run that rewrote its tests could leave the next run what it saw.
+    code, _ = worker_folder(course, Submission({}, []), where, None)
+    target = code / f"{TESTS_MODULE}.py"
+    target.write_text(text, "utf-8")
+    target.chmod(0o644)
+    config = {
+        "mode": "tests",
+        "student_tests": {
+            "module": TESTS_MODULE,
+            "tests": list(file_names[1]),
+            "examples": TEST_EXAMPLES,
+            "runs": runs,
+            "limit": limit,
+            "fresh": fresh,
+            "budget": budget,
+        },
+        "units": [],
+        "all_units": [u.key for u in course.units],
+        "opaque": _opaque(course.spec),
+        "worker": _worker_spec(
+            course, code, public / "homes" / tid, mode, uid, private / f"{tid}.log"
+        ),
+        "cpu": _cpu(uid - 60000),
+    }
+    timeout = 600.0 + len(runs) * (limit[1] + 10.0)
+    records, _ = run_harness(
+        course, tid, config, _grader_folders(course)["solution"], private, timeout
+    )
+    shutil.rmtree(where, ignore_errors=True)
+    if _owner(mode, uid) is not None:
+        sandbox.sweep_files(uid)
+    return {r["run"]: r for r in records if "run" in r}
+
+
+def _failing(record: dict[str, Any] | None, tests: list[str]) -> list[str]:
+    """The tests among ``tests`` that did not pass in a run (all of them if it broke)."""
+    if record is None or "outcomes" not in record:
+        return list(tests)
+    return [t for t in tests if record["outcomes"][t][0] != "passed"]
+
+
+def _calibrate_tests(
+    course: Course, tid: str, scratch: tuple[Path, Path], mode: str, problems: list[str]
+) -> dict[str, Any]:
+    """Run the course's own tests of a test-writing task on the solution and every mutant.
+
+    They must all pass on the solution; the mutants they catch are the ones a student's
+    tests are graded by.
+    """
+    file_names = _test_task(course.spec, tid)
+    assert file_names is not None
+    file, tests = file_names
+    text = (course.root / "suite" / file).read_text(encoding="utf-8")
+    mutants = _mutants(course, tid)
+    runs = [{"id": "s0"}] + [
+        {"id": m["id"], "mutant": {"key": m["key"], "code": m["code"]}} for m in mutants
+    ]
+    t0 = time.monotonic()
+    records = _run_tests(course, tid, text, runs, [120.0, 600.0], scratch, mode, 60000, fresh=False)
+    solution = records.get("s0")
+    failing = _failing(solution, list(tests))
+    if failing:
+        why = (solution or {}).get("message") or ", ".join(
+            f"{t} ({solution['outcomes'][t][1]})" for t in failing if solution
+        )
+        problems.append(f"{tid}: the course's tests fail on the solution in the grader: {why}")
+    missing = [m["id"] for m in mutants if m["id"] not in records]
+    if missing:
+        problems.append(f"{tid}: the runs of {len(missing)} mutants did not finish")
+    caught = [m["id"] for m in mutants if _failing(records.get(m["id"]), list(tests))]
+    # The mistakes that break a run of the course's tests (an endless loop, a crash): only
+    # for those does a student's broken run count as a catch.
+    breaks = [m["id"] for m in mutants if "outcomes" not in records.get(m["id"], {})]
+    return {
+        "kind": "tests",
+        "mutants": caught,
+        "breaks": breaks,
+        "of": len(mutants),
+        "cpu": max((r.get("cpu") or 0.0 for r in records.values()), default=0.0),
+        "wall": time.monotonic() - t0,
+    }
+
+
+def _grade_tests(
+    course: Course,
+    task: tuple[str, str, float],
+    sub: Submission,
+    task_cal: dict[str, Any],
+    scratch: tuple[Path, Path],
+    mode: str,
+    uid: int,
+) -> dict[str, Any]:
+    """Grade a student's tests: run on the course's code, then on each graded mutant.
+
+    A test that fails on correct code in any of the ``SOLUTION_RUNS`` earns nothing; a
+    mutant is caught when one of the other tests fails on it; a run that breaks (it ends
+    or runs out of time) counts only for a mistake that breaks the course's tests' run too
+    (an endless loop the mistake causes): a test that breaks runs at random would
+    otherwise be paid for each mutant run it broke. The runs cannot share anything (see
+    the harness), and the correct code's runs fall among the mutants' at random places.
+    """
+    import random
+
+    spec = course.spec
+    tid = task[0]
+    file_names = _test_task(spec, tid)
+    assert file_names is not None
+    file, tests = file_names
+    mutants = [m for m in _mutants(course, tid) if m["id"] in set(task_cal["mutants"])]
+    cpu = max(MIN_CPU, FACTOR * task_cal["cpu"])
+    limit = [cpu, max(MIN_WALL, WALL_FACTOR * cpu)]
+    text = sub.files.get(file)
+    if text is None:
+        note = f"{file}: not found in the submission (or not a UTF-8 text file)"
+        return test_task_entry(task, tests, {}, mutants, {}, spec.output_limit, [note])
+    unwritten = _unwritten(text, tests)
+    if len(unwritten) == len(tests):  # the starter's stubs (or none at all): nothing to run
+        return test_task_entry(task, tests, unwritten, mutants, {}, spec.output_limit, [])
+    first = _run_tests(course, tid, text, [{"id": "s0"}], limit, scratch, mode, uid)
+    broken = _broken(first.get("s0"), tests)
+    valid = [t for t in tests if t not in broken]
+    caught: dict[str, list[str]] = {}
+    notes: list[str] = []
+    if valid and mutants:
+        runs = [{"id": m["id"], "mutant": {"key": m["key"], "code": m["code"]}} for m in mutants]
+        runs += [{"id": f"s{n}"} for n in range(1, SOLUTION_RUNS)]
+        random.SystemRandom().shuffle(runs)
+        budget = max(MIN_TEST_BUDGET, TEST_BUDGET_FACTOR * task_cal["cpu"] * len(runs))
+        records = _run_tests(course, tid, text, runs, limit, scratch, mode, uid, budget=budget)
+        over = [r for r in records.values() if r.get("event") == "budget"]
+        if over:
+            notes.append(
+                f"Your tests used their CPU time for grading ({budget:.0f} s, "
+                f"{TEST_BUDGET_FACTOR:g} times what the course's tests take) before "
+                f"{len(over)} of their {len(runs)} runs: the mistakes of those runs count "
+                "as not caught. Make them faster (smaller inputs, fewer loops)."
+            )
+        for n in range(1, SOLUTION_RUNS):
+            record = records.get(f"s{n}")
+            if record is not None and record.get("event") == "budget":
+                continue
+            for t, why in _broken(record, tests).items():
+                broken.setdefault(t, f"{why}, in a later run")
+        valid = [t for t in tests if t not in broken]
+        breaks = set(task_cal.get("breaks", ()))
+        ended = 0
+        for m in mutants:
+            record = records.get(m["id"])
+            if record is not None and record.get("event") == "budget":
+                caught[m["id"]] = []
+            elif record is not None and "outcomes" not in record:
+                # The mistake broke the run, or the tests did: the course's tests say which.
+                caught[m["id"]] = list(valid) if m["id"] in breaks else []
+                ended += m["id"] not in breaks
+            else:
+                caught[m["id"]] = _failing(record, valid) if record is not None else []
+        if ended:
+            notes.append(
+                f"{ended} runs on mistakes ended before your tests reported (the process "
+                "exited, crashed or ran out of time): such a run counts as a catch only for "
+                "a mistake that also stops the course's own tests. Let a test fail with an "
+                "assertion instead."
+            )
+    return test_task_entry(task, tests, broken, mutants, caught, spec.output_limit, notes)
+
+
+def _unwritten(text: str, tests: tuple[str, ...]) -> dict[str, str]:
+    """The tests ``text`` lacks, or whose body only raises ``NotImplementedError``, with why.
+
+    The starter's stubs are such tests. None if the file does not parse (a run says why).
+    """
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return {}
+    out = {t: MISSING for t in tests}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name in out:
+            del out[node.name]
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                body = body[1:]  # the docstring
+            if len(body) == 1 and isinstance(body[0], ast.Raise) and body[0].exc is not None:
+                exc = body[0].exc
+                name = exc.func if isinstance(exc, ast.Call) else exc
+                if isinstance(name, ast.Name) and name.id == "NotImplementedError":
+                    out[node.name] = UNWRITTEN
+    return out
+
+
+def _broken(record: dict[str, Any] | None, tests: tuple[str, ...]) -> dict[str, str]:
+    """The tests that did not pass in a run of the course's code, each with why."""
+    if record is None:
+        return {t: "the run did not finish" for t in tests}
+    if "outcomes" not in record:
+        why = str(record.get("message") or "the run broke")[:300]
+        return {t: why for t in tests}
+    out = {}
+    for t in tests:
+        outcome, kind = record["outcomes"][t]
+        if outcome != "passed":
+            out[t] = {"missing": MISSING, "skipped": "it skipped"}.get(outcome, kind or outcome)
+    return out
+
+
 def calibration_notes(cal: dict[str, Any]) -> list[str]:
     """What staff should know of a calibration: the tests this machine cannot grade in full.
 
@@ -751,7 +1035,8 @@ def grade(
     mode = sandbox.isolation(isolation or cal.get("isolation"))
     t0 = time.monotonic()
     private, public = _scratch(scratch)
-    sub = find_submission(submission, spec.layer, private / "submission", units)
+    test_files = tuple(f for _, f, _ in spec.test_tasks)
+    sub = find_submission(submission, spec.layer, private / "submission", units, test_files)
     code, notes = worker_folder(course, sub, public / "worker", _owner(mode, uid))
     notes = sub.notes + notes
     folders = _grader_folders(course)
@@ -761,6 +1046,13 @@ def grade(
         if tasks is not None and tid not in tasks:
             continue
         task_cal = cal["tasks"][tid]
+        if _test_task(spec, tid) is not None:
+            entries.append(
+                _grade_tests(
+                    course, (tid, title, points), sub, task_cal, (private, public), mode, uid
+                )
+            )
+            continue
         task_units = [u.key for u in units if u.task == tid]
         plan = TaskPlan(
             tid,
@@ -890,6 +1182,10 @@ def results_for_error(spec: GradeSpec, units: list[splice.Unit], message: str) -
     names = unit_names(units)
     entries = []
     for tid, title, points in spec.tasks:
+        if _test_task(spec, tid) is not None:
+            mine = test_task_entry((tid, title, points), (), {}, [], {}, spec.output_limit, [])
+            entries.append({**mine, "output": f"Not graded: {message}"})
+            continue
         keys = [u.key for u in units if u.task == tid]
         plan = TaskPlan(tid, title, points, tuple((k, names[k]) for k in keys), {})
         entries += task_entries(plan, [], spec.output_limit, [], f"Not graded: {message}")

@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -381,6 +382,113 @@ def _run_once(item: pytest.Item, nextitem: pytest.Item | None, fresh: bool) -> t
     return _outcome(list(_REPORTS))
 
 
+def _mutant(key: str, code: str) -> Any:
+    """Compile a mutant of the graded function ``key`` beside the course's code."""
+    import importlib
+
+    _ensure(key)
+    file, _, name = key.partition(":")
+    module = importlib.import_module(
+        f"minitorch.{_CONFIG['layer']}." + file.removesuffix(".py").replace("/", ".")
+    )
+    namespace = dict(vars(module))
+    exec(compile(code, f"<mutant of {key}>", "exec"), namespace)
+    return namespace[name]
+
+
+def _valid_outcomes(answer: Any, names: list[str]) -> dict[str, list[str]] | None:
+    """The worker's report of a run of the student's tests, if it is one."""
+    if not isinstance(answer, dict) or set(answer) != set(names):
+        return None
+    out = {}
+    for name, value in answer.items():
+        if (
+            not isinstance(value, list)
+            or len(value) != 2
+            or value[0] not in ("passed", "failed", "skipped", "missing")
+            or not isinstance(value[1], str)
+        ):
+            return None
+        out[name] = [value[0], value[1][:200]]
+    return out
+
+
+def _student_test_runs() -> None:
+    """A test-writing task: run the student's tests once per entry of ``runs``.
+
+    For a student's tests (``fresh``), each run has a worker of its own, started afresh
+    with a fresh home and nothing left of the last run: the tests cannot remember what an
+    earlier run's functions answered (and so cannot tell the course's code from a mutant
+    but by testing it); the runs stop at the CPU ``budget``. The course's own tests (in
+    calibration) share one worker until a run breaks it. Every graded function is the
+    grader's: the course's, or in a mutant's run the mutant.
+    """
+    cfg = _CONFIG["student_tests"]
+    names = list(cfg["tests"])
+    # The course's own tests (calibration) are trusted: one worker serves every run
+    # until a run breaks it. A student's tests get a fresh worker each run.
+    fresh = cfg.get("fresh", True)
+    spec = _CONFIG["worker"]
+    base_home = Path(spec["home"])
+    budget = cfg.get("budget")  # CPU seconds all the runs may use (a student's)
+    spent = 0.0
+    for n, run in enumerate(cfg["runs"]):
+        record: dict[str, Any] = {"run": run["id"]}
+        if budget is not None and spent > budget:
+            record.update(event="budget", message=f"the runs used {spent:.0f} s of CPU time")
+            _out(record)
+            continue
+        mutant = run.get("mutant")
+        _STATE.update(event=None, event_message="")
+        t0 = time.monotonic()
+        try:
+            if fresh or _STATE.get("worker") is None:
+                _stop_worker()
+                if fresh:
+                    shutil.rmtree(spec["home"], ignore_errors=True)
+                spec["home"] = str(base_home.with_name(f"{base_home.name}-{n}"))
+                if spec["mode"] == "user":
+                    _sandbox.sweep_files(int(spec["uid"]))
+                _STATE.pop("broken", None)
+                _start_worker()
+            if _STATE.get("broken"):
+                raise StudentCrash(f"your code did not import: {_STATE['broken']}")
+            if mutant is not None:
+                route.SWAP[mutant["key"]] = _mutant(mutant["key"], mutant["code"])
+            _STATE["limit"] = tuple(cfg["limit"])
+            _STATE["cpu0"] = _cpu()
+            _STATE["t0"] = time.monotonic()
+            _STATE.update(last_used=-1.0, progressed=_STATE["t0"])
+            route.ACTIVE = None
+            _STATE["endpoint"].request("active", None)
+            answer = _STATE["endpoint"].request("tests", cfg["module"], names, cfg["examples"])
+            outcomes = _valid_outcomes(answer, names)
+            if outcomes is None:
+                record.update(event="wire", message="the run's report was not one")
+            else:
+                record["outcomes"] = outcomes
+            record["cpu"] = _cpu() - _STATE["cpu0"]
+        except (StudentTimeout, StudentCrash, WireError) as e:
+            record.update(
+                event=_STATE["event"] or "crash", message=_STATE["event_message"] or str(e)
+            )
+            _stop_worker()  # the next run starts a new one
+        except Exception as e:  # the worker raised: the student's module, say
+            record.update(event="error", message=f"{type(e).__name__}: {e}"[:MAX_TEXT])
+            _stop_worker()
+        finally:
+            route.SWAP.clear()
+            if fresh:
+                _stop_worker()
+        record["wall"] = time.monotonic() - t0
+        # A run stopped at its limit counts the limit (its CPU time is not measured).
+        spent += record.get("cpu", cfg["limit"][0] if record.get("event") == "timeout" else 0.0)
+        _out(record)
+    _stop_worker()
+    shutil.rmtree(spec["home"], ignore_errors=True)
+    spec["home"] = str(base_home)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtestloop(session: pytest.Session) -> bool | None:
     """In ``batch`` mode, grade several workers in turn (the mutants of ``course mutants``).
@@ -390,6 +498,9 @@ def pytest_runtestloop(session: pytest.Session) -> bool | None:
     in one test process, so its start and the course's compiled code serve every entry.
     Records carry the entry's ``batch`` id; ``{"batch_done": id}`` ends each entry.
     """
+    if _CONFIG and "student_tests" in _CONFIG:
+        _student_test_runs()
+        return True
     if not _CONFIG or "batch" not in _CONFIG:
         return None
     plan = _CONFIG["plan"]

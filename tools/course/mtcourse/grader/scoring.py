@@ -20,7 +20,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["EVIDENCE_LINES", "PUBLIC_PART", "TaskPlan", "task_entries", "results"]
+__all__ = [
+    "EVIDENCE_LINES",
+    "PUBLIC_PART",
+    "TaskPlan",
+    "results",
+    "task_entries",
+    "test_task_entry",
+]
 
 PUBLIC_PART = 0.4
 """The part of a function's share earned in proportion to its public tests that pass."""
@@ -203,6 +210,72 @@ def task_entries(
         }
     )
     return entries
+
+
+MISSING = "no such test in your file"
+UNWRITTEN = "not written yet (it raises NotImplementedError)"
+
+
+def test_task_entry(
+    task: tuple[str, str, float],
+    tests: tuple[str, ...],
+    broken: dict[str, str],
+    mutants: list[dict[str, Any]],
+    caught: dict[str, list[str]],
+    output_limit: int,
+    notes: list[str],
+) -> dict[str, Any]:
+    """The entry of a test-writing task: its points times the share of mistakes caught.
+
+    ``task`` is (id, title, points); ``broken`` the student's tests that fail on the
+    course's correct code (each earns nothing), with why; ``mutants`` the mistakes graded
+    (those the course's own tests catch: ``id``, ``function``, ``kind``); ``caught`` the
+    student's other tests that fail on each. The feedback names the tests and, for the
+    mistakes no test caught, the function and kind of change, never the changed code.
+    """
+    tid, title, points = task
+    n = sum(1 for m in mutants if caught.get(m["id"]))
+    score = round(points * n / len(mutants), 2) if mutants else 0.0
+    lines = [*notes, f"{len(tests) - len(broken)} of your {len(tests)} tests pass on correct code."]
+    lines += [
+        f"{t}: {why}, so it earns nothing"
+        if why in (MISSING, UNWRITTEN)
+        else f"{t} fails on the course's correct code ({why}): it earns nothing (a property "
+        "must hold for every correct input)"
+        for t, why in broken.items()
+    ]
+    lines.append(
+        f"Your tests catch {n} of {len(mutants)} mistakes: small changes to the course's "
+        "functions (a comparison, an operator or a constant changed, a statement dropped) "
+        "that the course's own tests catch."
+    )
+    per_test = {t: 0 for t in tests if t not in broken}
+    for m in mutants:
+        for t in caught.get(m["id"], []):
+            per_test[t] = per_test.get(t, 0) + 1
+    if per_test:
+        lines.append("Mistakes each test catches:")
+        lines += [f"  {t}: {k}" for t, k in per_test.items()]
+    missed: dict[str, list[str]] = {}
+    for m in mutants:
+        if not caught.get(m["id"]):
+            missed.setdefault(m["function"], []).append(m["kind"])
+    if missed:
+        lines.append("Not caught, by function (how many, and the kinds of change):")
+        lines += [
+            f"  {f}: {len(kinds)} ({', '.join(sorted(set(kinds)))})"
+            for f, kinds in sorted(missed.items())
+        ]
+    lines.append(f"Score: {points:g} points times the share of the mistakes your tests catch.")
+    return {
+        "name": f"Task {number(tid)}: {title}",
+        "number": number(tid),
+        "score": score,
+        "max_score": points,
+        "status": "passed" if score >= points - 1e-9 else "failed",
+        "output": _clip("\n".join(lines), output_limit),
+        "visibility": "visible",
+    }
 
 
 def _dedupe(lines: list[str]) -> list[str]:

@@ -37,6 +37,56 @@ def _module_of(key: str, layer: str) -> str:
     return f"minitorch.{layer}." + file.replace("/", ".").removesuffix(".__init__")
 
 
+TEST_MODULE = "_mtcourse_student_tests"
+"""The module the student's tests of a test-writing task are in, in the worker's folder."""
+
+
+def run_tests(module: str, names: list[str], examples: int) -> dict[str, list[str]]:
+    """Run the student's tests ``names`` of ``module``; each one's outcome and error type.
+
+    Hypothesis draws ``examples`` inputs a test, the same ones every run (``derandomize``),
+    and keeps no database. The outcome is ``passed``, ``failed``, ``skipped`` or
+    ``missing`` (no such test). The grader trusts none of it beyond what it is worth: a
+    run of the course's correct code must find every counted test passing.
+    """
+    if module != TEST_MODULE:
+        raise LookupError(f"no tests in {module!r}")
+    from hypothesis import HealthCheck, Phase, settings
+
+    settings.register_profile(
+        "mtc-grading",
+        max_examples=examples,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        phases=(Phase.explicit, Phase.generate),  # pass or fail is all the grader needs
+    )
+    settings.load_profile("mtc-grading")
+    try:
+        tests = importlib.import_module(module)
+    except Exception as e:
+        return {n: ["failed", f"{type(e).__name__} (importing your test file)"] for n in names}
+    out: dict[str, list[str]] = {}
+    for name in names:
+        fn = getattr(tests, name, None)
+        if not callable(fn):
+            out[name] = ["missing", ""]
+            continue
+        try:
+            fn()
+        except Exception as e:
+            out[name] = ["failed", type(e).__name__]
+        except BaseException as e:  # pytest.skip and pytest.fail raise these
+            if isinstance(e, WireError):
+                raise
+            kind = "skipped" if type(e).__name__ == "Skipped" else "failed"
+            out[name] = [kind, type(e).__name__]
+        else:
+            out[name] = ["passed", ""]
+    return out
+
+
 def main() -> int:
     """Connect, import the student's copy of the layer, then serve until told to stop."""
     fd = int(os.environ["MTC_FD"])
@@ -57,6 +107,10 @@ def main() -> int:
             if not isinstance(module, str) or not module.startswith("mt_examples."):
                 raise LookupError(f"no training script {module!r}")
             return importlib.import_module(module).main(list(argv))
+        if kind == "tests" and route.ACTIVE is None:
+            # A test-writing task: the student's tests, every graded function the grader's.
+            module, names, examples = payload
+            return run_tests(str(module), [str(n) for n in names], int(examples))
         if kind in ("call", "product", "launch"):
             key = payload[0]
             if key not in route.REGISTRY:

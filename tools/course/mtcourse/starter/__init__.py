@@ -12,7 +12,14 @@ from pathlib import Path
 import tomli_w
 
 from ..config import REPO, Calendar, load_calendar
-from ..layers import CourseError, ignore_caches, scan_blocks, script_blocks, solution_only_tests
+from ..layers import (
+    CourseError,
+    ignore_caches,
+    scan_blocks,
+    script_blocks,
+    solution_only_tests,
+    written_test_blocks,
+)
 from ..markers import MarkerError, render
 from ..suite import wheelhouse
 from .pyproject import student_pyproject
@@ -94,7 +101,7 @@ def assign(
             target.write_text(render(path.read_text(encoding="utf-8"), blocks, keep), "utf-8")
             for b in blocks:
                 starter.blocks[b.task] = starter.blocks.get(b.task, 0) + 1
-        for blocks in script_blocks(layer, cal).values():
+        for blocks in [*script_blocks(layer, cal).values(), *written_test_blocks(layer).values()]:
             for b in blocks:
                 starter.blocks[b.task] = starter.blocks.get(b.task, 0) + 1
     except MarkerError as e:
@@ -117,6 +124,11 @@ def assign(
             )
         target.write_text(text.replace(edit.old, edit.new), "utf-8")
     shutil.copytree(layer.path / "tests", out / "tests", ignore=solution_only_tests(layer))
+    # A test-writing task's tests: the student gets each test's name, strategies and the
+    # property in words, and writes its body.
+    for path, blocks in written_test_blocks(layer).items():
+        target = out / path.relative_to(layer.path)
+        target.write_text(render(path.read_text(encoding="utf-8"), blocks, keep), "utf-8")
     conftest = (REPO / "conftest.py").read_text(encoding="utf-8") + _STARTER_PROFILE
     (out / "conftest.py").write_text(conftest, "utf-8")
     (out / "pyproject.toml").write_text(tomli_w.dumps(student_pyproject(layer, cal, week)), "utf-8")

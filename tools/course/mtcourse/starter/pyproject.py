@@ -9,6 +9,7 @@ from typing import Any
 from packaging.requirements import Requirement
 
 from ..config import Calendar, Layer, root_pyproject
+from ..layers import written_test_blocks
 
 __all__ = ["student_pyproject"]
 
@@ -57,6 +58,9 @@ def student_pyproject(layer: Layer, cal: Calendar, week: int | None) -> dict[str
         if key == "examples/**":
             lint["per-file-ignores"]["mt_examples/**"] = value
             lint["per-file-ignores"]["train_*.py"] = value
+    # The tests a test-writing task hands out import what their bodies will use.
+    for path in written_test_blocks(layer):
+        lint["per-file-ignores"][path.relative_to(layer.path).as_posix()] = ["F401"]
     ruff["lint"] = lint
     ruff.pop("format", None)
     data["tool"]["pytest"] = {"ini_options": pytest_ini}

@@ -6,9 +6,10 @@ import ast
 from pathlib import Path
 
 from ..config import Calendar, Layer, Task
+from ..grader.grading import TEST_EXAMPLES
 from ..grader.scoring import PUBLIC_PART
 from ..grader.splice import find_units
-from ..layers import scan_blocks, script_blocks
+from ..layers import scan_blocks, script_blocks, written_test_blocks
 from ..markers import task_number
 from .workflow import INSTALL, task_command
 
@@ -29,6 +30,10 @@ def task_places(layer: Layer, cal: Calendar) -> dict[str, dict[str, list[str]]]:
     ]
     found += [
         (f"mt_examples/{path.name}", path, bl) for path, bl in script_blocks(layer, cal).items()
+    ]
+    found += [
+        (path.relative_to(layer.path).as_posix(), path, bl)
+        for path, bl in written_test_blocks(layer).items()
     ]
     for rel, path, bl in found:
         # The functions the grader splits the task's points among: each block's outermost
@@ -66,7 +71,13 @@ def task_section(
         run = "its network is graded by training it (see Training below)"
     else:
         run = f"train it as the grader does with `{command}` (see Training below)"
-    if training:
+    if task.tests_of:
+        points = (
+            f"Points: {task.points:g} times the share of the course's mistakes in "
+            f"{_tasks_phrase(list(task.tests_of))}'s functions that your tests catch (see "
+            "Grading)."
+        )
+    elif training:
         points = (
             f"Points: all {task.points:g} once every graded run reaches its threshold (no "
             "hidden tests; see Grading)."
@@ -78,7 +89,15 @@ def task_section(
             "Grading)."
         )
     used = [t for t in (layer.uses or {}).get(task.id, ()) if t != task.id]
-    if training:
+    if task.tests_of:
+        needs = (
+            f"Here you write tests, not functions: each test's docstring states a property of "
+            f"{_tasks_phrase(list(task.tests_of))}'s functions, and its body checks it on the "
+            "inputs Hypothesis draws. They run your own code of "
+            f"{_tasks_phrase(list(task.tests_of))} here; the grader runs them on the "
+            "course's code instead.\n\n"
+        )
+    elif training:
         needs = (
             "Training runs the code of every task of this week: it is graded with the "
             "course's solution of the other tasks and your network.\n\n"
@@ -186,8 +205,31 @@ def student_readme(
         "however many other tests pass. The public part is shown at once with each failing "
         "test's assertion and its values; the hidden tests (their names, not their inputs) "
         "are shown when the grades are published.\n"
+        f"{_writing_readme(layer)}"
         f"{_training_readme(layer, cal)}"
         f"{own_layers_readme(layer, cal)}"
+    )
+
+
+def _writing_readme(layer: Layer) -> str:
+    """The README's paragraph on the tasks whose tests are graded, if any."""
+    writing = [t for t in layer.tasks if t.tests_of]
+    if not writing:
+        return ""
+    return (
+        f"\n{_tasks_phrase([t.id for t in writing]).capitalize()} "
+        f"{'grades' if len(writing) == 1 else 'grade'} your tests "
+        "themselves (the one exception to the rule above: those tests are taken from your "
+        "submission). The grader runs them in the same sandbox on the course's code of the "
+        "functions they check, where each must pass: a test that fails on correct code "
+        "earns nothing. It then runs them once for each of a fixed list of small mistakes "
+        "planted in those functions (a comparison, an operator or a constant changed, a "
+        "statement dropped; the ones the course's own tests catch): the points are the "
+        "share of the mistakes that at least one of your tests catches. Hypothesis draws "
+        f"the same {TEST_EXAMPLES} inputs for a test in every run, and each run is a new "
+        "process that keeps nothing of the one before. The feedback says how many "
+        "mistakes each test caught and, for the ones none caught, in which function and of "
+        "what kind.\n"
     )
 
 
