@@ -1,5 +1,20 @@
 import sys
 from pathlib import Path
 
+import pytest
+
 # The course tool is a folder of modules run as a script, not an installed package.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+@pytest.fixture(scope="session")
+def operators_env(tmp_path_factory):
+    """mt-operators' grading environment, built and calibrated once for the session.
+
+    Building one takes a venv and a calibration of every task (task 0.2's runs the
+    course's tests once per mutant); the test files that only grade with it share it.
+    """
+    from mtcourse.config import load_calendar
+    from mtcourse.grade import grading_env
+
+    return grading_env("operators", tmp_path_factory.mktemp("operators-env"), cal=load_calendar())

@@ -14,7 +14,6 @@ import pytest
 from mtcourse.check import check
 from mtcourse.cli import main
 from mtcourse.config import REPO, load_calendar
-from mtcourse.grade import grading_env
 from mtcourse.grader import grading
 from mtcourse.starter import assign
 
@@ -31,9 +30,9 @@ FUNCTIONS = tuple(t.id for t in LAYER.tasks if not t.tests_of)
 PROPERTIES = "tests/test_operators_properties.py"
 
 
-@pytest.fixture(scope="module")
-def env(tmp_path_factory):
-    return grading_env("operators", tmp_path_factory.mktemp("env"), cal=CAL)
+@pytest.fixture
+def env(operators_env):
+    return operators_env  # conftest.py: one for the session
 
 
 @pytest.fixture
@@ -209,7 +208,9 @@ def test_property_tests_are_graded_by_the_mistakes_they_catch(tmp_path, grade):
     remember an earlier run; a run a test ends is no catch (the course's own tests earn
     full marks: test_solution_gets_full_marks)."""
     weak = tmp_path / "weak"
-    assign("operators", weak, keep=ALL, cal=CAL, wheels=False)
+    # The functions stay the starter's stubs: task 0.2 runs the tests on the course's
+    # code and its mistakes only, never on the student's functions.
+    assign("operators", weak, keep=frozenset({"task0_2"}), cal=CAL, wheels=False)
     # The only test of log_back keeps its property, with its expected value off by one.
     name = "test_log_back_matches_central_difference"
     bodies = {k: v for k, v in WEAK_BODIES.items() if k != name}
@@ -253,7 +254,7 @@ def test_slow_tests_stop_at_their_budget(tmp_path, grade, monkeypatch):
     monkeypatch.setattr(grading, "MIN_TEST_BUDGET", 4.0)
     monkeypatch.setattr(grading, "TEST_BUDGET_FACTOR", 0.0)
     student = tmp_path / "s"
-    assign("operators", student, keep=ALL, cal=CAL, wheels=False)
+    assign("operators", student, keep=frozenset({"task0_2"}), cal=CAL, wheels=False)
     path = student / PROPERTIES
     path.write_text(path.read_text() + SLOW_START)
     res = grade(student, ("task0_2",))
@@ -355,10 +356,16 @@ def test_a_file_that_does_not_parse_grades_its_functions_as_stubs_and_says_why(t
 def test_command_line_writes_results_json(tmp_path, capsys):
     assert main(["assign", "operators", "--out", str(tmp_path / "s"), "--keep", "task0_3"]) == 0
     out = tmp_path / "results.json"
-    assert main(["grade", str(tmp_path / "s"), "--layer", "operators", "--out", str(out)]) == 0
+    # --task: only the functions' tasks are calibrated and graded (not task 0.2's tests).
+    tasks = [a for t in FUNCTIONS for a in ("--task", t)]
+    args = ["grade", str(tmp_path / "s"), "--layer", "operators", "--out", str(out), *tasks]
+    assert main(args) == 0
     res = json.loads(out.read_text())
     got = scores(res)
-    assert [got[t[4:].replace("_", ".")] > 0 for t in TASKS] == [t == "task0_3" for t in TASKS]
+    assert [got[t[4:].replace("_", ".")] > 0 for t in FUNCTIONS] == [
+        t == "task0_3" for t in FUNCTIONS
+    ]
+    assert "0.2" not in got
     assert res["score"] == round(sum(t["score"] for t in res["tests"]), 2)
     assert "total:" in capsys.readouterr().out
 

@@ -9,7 +9,6 @@ import pytest
 from mtcourse.attacks import ATTACKS
 from mtcourse.cli import main
 from mtcourse.config import load_calendar
-from mtcourse.grade import grading_env
 from mtcourse.gradebook import grade_all, merge_grades, submissions
 from mtcourse.layers import CourseError
 from mtcourse.starter import assign
@@ -20,9 +19,9 @@ CAL = load_calendar()
 ALL = frozenset(CAL.layer("operators").task_ids)
 
 
-@pytest.fixture(scope="module")
-def env(tmp_path_factory):
-    return grading_env("operators", tmp_path_factory.mktemp("env"), cal=CAL)
+@pytest.fixture
+def env(operators_env):
+    return operators_env  # conftest.py: one for the session
 
 
 def a_class(where):

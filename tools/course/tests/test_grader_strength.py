@@ -9,7 +9,6 @@ import pytest
 from mtcourse.check import uses_problems
 from mtcourse.check.leaks import issue_problems, leak_problems
 from mtcourse.config import load_calendar
-from mtcourse.grade import grade
 from mtcourse.grader.scoring import (
     EVIDENCE_LINES,
     PUBLIC_PART,
@@ -149,7 +148,7 @@ def test_a_failing_hidden_test_keeps_its_name_and_a_stub_message_only():
 
 @pytest.mark.packaging
 def test_graded_feedback_shows_pytests_explanation_and_one_wrong_function_costs_only_itself(
-    tmp_path,
+    tmp_path, operators_env
 ):
     student = tmp_path / "s"
     # The functions' tasks (task 0.2's tests stay stubs: not what this is about).
@@ -159,7 +158,7 @@ def test_graded_feedback_shows_pytests_explanation_and_one_wrong_function_costs_
     text = path.read_text()
     assert text.count("return x * y") == 1
     path.write_text(text.replace("return x * y", "return x + y"))
-    res = grade(student, "operators", cal=CAL)
+    res = operators_env.grade(student, tmp_path / "scratch")
     public = next(t for t in res["tests"] if t["number"] == "0.1" and t["visibility"] == "visible")
     assert "where" in public["output"], public["output"][:2000]
     assert "(with your mul)" in public["output"]
