@@ -11,8 +11,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 def operators_env(tmp_path_factory):
     """mt-operators' grading environment, built and calibrated once for the session.
 
-    Building one takes a venv and a calibration of every task (task 0.2's runs the
-    course's tests once per mutant); the test files that only grade with it share it.
+    Building one takes a venv and a calibration of every task (task 0.2's calibration
+    runs the course's tests once per mutant); the tests that only grade with it share it.
     """
     from mtcourse.config import load_calendar
     from mtcourse.grade import grading_env

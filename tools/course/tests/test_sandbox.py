@@ -77,8 +77,12 @@ X86_64 = {"clone": 56, "fork": 57, "vfork": 58, "clone3": 435}
 CLONE_THREAD = 0x10000
 
 
-def test_the_filter_refuses_new_processes_and_lets_threads_start():
-    """Read the BPF program itself: what it compares and what it answers (x86-64)."""
+def test_the_filter_names_the_calls_that_make_processes_and_their_answers():
+    """Read the BPF program itself: what it compares and what it answers (x86-64).
+
+    It reads libseccomp's output as that library writes it for a few rules (one comparison
+    per call); what the filter does to a running worker is the test above.
+    """
     program = sandbox.no_new_processes()
     assert program is not None, "pyseccomp and libseccomp are dependencies of the course tool"
     if platform.machine() != "x86_64":
