@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import platform
 import re
+import threading
 
 import numpy as np
 import pytest
@@ -194,3 +195,38 @@ def test_nan_and_inf_reach_only_their_rows_and_columns() -> None:
     np.testing.assert_array_equal(np.isnan(got), np.isnan(expected))
     np.testing.assert_array_equal(np.isinf(got), np.isinf(expected))
     assert_close_to_numpy(got[:74, :258], a[:74], b[:, :258])
+
+
+def test_packing_reuses_this_threads_buffers_and_never_another_threads() -> None:
+    # The packed panels go into buffers each thread keeps between products (``_workspace``):
+    # a smaller product after a larger one reuses them (stale panels must not leak into it),
+    # another thread gets its own, and a product past the limit allocates without keeping.
+    rng = np.random.default_rng(11)
+    shapes = [((150, 300), (300, 260)), ((80, 100), (100, 90)), ((7, 40), (40, 300))]
+    operands = [(rng.standard_normal(sa), rng.standard_normal(sb)) for sa, sb in shapes]
+
+    def product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return (from_numpy(a, F) @ from_numpy(b, F)).to_numpy()
+
+    assert_close_to_numpy(product(*operands[0]), *operands[0])
+    kept = list(tuned._WORKSPACE.buffers)
+    for a, b in operands[1:]:
+        assert_close_to_numpy(product(a, b), a, b)
+    assert all(x is y for x, y in zip(tuned._WORKSPACE.buffers, kept, strict=True))
+
+    theirs: list[list[np.ndarray]] = []
+
+    def other() -> None:
+        assert_close_to_numpy(product(*operands[0]), *operands[0])
+        theirs.append(list(tuned._WORKSPACE.buffers))
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    thread.join()
+    assert len(theirs) == 1, "the other thread's product failed"
+    assert not any(np.shares_memory(x, y) for x in theirs[0] for y in kept)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tuned, "_WORKSPACE_KEEP", 1000)
+        assert_close_to_numpy(product(*operands[0]), *operands[0])
+    assert all(x is y for x, y in zip(tuned._WORKSPACE.buffers, kept, strict=True))

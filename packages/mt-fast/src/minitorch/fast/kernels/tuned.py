@@ -21,6 +21,7 @@ helper invalidates them.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -364,7 +365,6 @@ def _build_matmul_blocked(shape: microkernel.Shape) -> Callable[[Any], Any]:
     """The blocked kernel's builder for ``twin``, with ``shape``'s block baked in."""
     rows, lanes, vecs = shape
     cols = shape.cols
-    block_m = _BLOCK_M_PANELS * rows
 
     def build(loop: Any) -> Any:
         @njit(parallel=loop is prange, cache=True)
@@ -376,14 +376,24 @@ def _build_matmul_blocked(shape: microkernel.Shape) -> Callable[[Any], Any]:
             """
             batches, m, n = out_shape[0], out_shape[1], out_shape[2]
             o_b, o_i, o_j = out_strides[0], out_strides[1], out_strides[2]
-            tiles_m = (m + block_m - 1) // block_m
+            # Tasks of at most ``_BLOCK_M_PANELS`` panels by ``_BLOCK_N`` columns, the
+            # panels shared out evenly between them (1024 rows are 15 tasks of 11 or 12
+            # panels, not 14 of 12 and one of 3: the threads split the tasks, not the
+            # work, so equal tasks keep them equal).
+            panels_m = (m + rows - 1) // rows
+            panels_n = (n + cols - 1) // cols
+            tiles_m = (panels_m + _BLOCK_M_PANELS - 1) // _BLOCK_M_PANELS
             tiles_n = (n + _BLOCK_N - 1) // _BLOCK_N
             for t in loop(batches * tiles_m * tiles_n):
                 nb = t // (tiles_m * tiles_n)
-                i0 = ((t // tiles_n) % tiles_m) * block_m
-                j0 = (t % tiles_n) * _BLOCK_N
-                down = (min(m - i0, block_m) + rows - 1) // rows  # pieces of C down the task
-                across = (min(n - j0, _BLOCK_N) + cols - 1) // cols
+                tm = (t // tiles_n) % tiles_m
+                tn = t % tiles_n
+                p0 = tm * panels_m // tiles_m
+                down = (tm + 1) * panels_m // tiles_m - p0  # pieces of C down the task
+                i0 = p0 * rows
+                p0 = tn * panels_n // tiles_n
+                across = (tn + 1) * panels_n // tiles_n - p0
+                j0 = p0 * cols
                 c = np.empty(rows * cols, np.float64)  # a piece of C at an edge, row-major
                 for k0 in range(0, max(inner, 1), _BLOCK_K):  # k = 0: one pass of zeros
                     depth = min(_BLOCK_K, inner - k0)
@@ -488,17 +498,50 @@ _ROWS_MAX_INNER = 16
 """Inner dimensions up to this run ``_matmul_rows`` (packing would cost more than it saves)."""
 
 
+_WORKSPACE = threading.local()
+_WORKSPACE_KEEP = 1 << 22
+"""Packing buffers up to this many doubles (32 MiB) are kept for the next product."""
+
+
+def _workspace(slot: int, size: int) -> Any:
+    """A float64 buffer of ``size`` for packing operand ``slot``, reused between products.
+
+    Fresh memory costs the kernel a page fault for each 4 KiB it first writes: packing the
+    two operands of a 1024 x 1024 product into new arrays took several milliseconds more
+    than into used ones, a tenth of the product. So this thread keeps its last buffer for
+    each slot (0: A, 1: B) up to ``_WORKSPACE_KEEP`` doubles, as BLAS libraries keep theirs;
+    larger products allocate (their multiply-adds outweigh the faults). One per thread: two
+    Python threads multiplying at once never share one.
+    """
+    if size > _WORKSPACE_KEEP:
+        return np.empty(size, np.float64)
+    buffers = getattr(_WORKSPACE, "buffers", None)
+    if buffers is None:
+        buffers = _WORKSPACE.buffers = [np.empty(0, np.float64), np.empty(0, np.float64)]
+    if len(buffers[slot]) < size:
+        buffers[slot] = np.empty(size, np.float64)
+    return buffers[slot][:size]
+
+
 def _panels(
-    x: Any, batches: int, count: int, inner: int, strides: tuple[int, int, int], width: int
+    x: Any,
+    batches: int,
+    count: int,
+    inner: int,
+    strides: tuple[int, int, int],
+    width: int,
+    slot: int,
 ) -> tuple[Any, int]:
     """Pack ``x`` into panels of ``width`` rows (``_pack_panels``); return them, batch stride.
 
     ``strides`` are the batch, row and k strides of ``x`` viewed as ``batches`` stacks of
     ``count`` rows of length ``inner``. A single stack has batch stride 0 (it broadcasts).
+    The panels are written into this thread's workspace ``slot`` (``_workspace``): they are
+    valid until the next product packs into it.
     """
     batch_stride, row_stride, k_stride = strides
     size = -(-count // width) * inner * width
-    packed = np.empty(batches * size, np.float64)
+    packed = _workspace(slot, batches * size)
     args = (packed, x, batches, count, inner, batch_stride, row_stride, k_stride, width)
     run(_PACK_PANELS, len(packed), *args)
     return packed, (size if batches > 1 else 0)
@@ -533,17 +576,17 @@ def matmul(
             # (vectorised); packing b costs one pass over it, shared by every output row.
             # One panel as wide as b: b[n, k, j] at (n * inner + k) * cols + j.
             strides = (b_strides[0], b_strides[2], b_strides[1])
-            b, b_batch = _panels(b, int(b_shape[0]), cols, inner, strides, cols)
+            b, b_batch = _panels(b, int(b_shape[0]), cols, inner, strides, cols, 1)
             b_strides = np.array((b_batch, cols, 1), np.int64)
         operands = (out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides)
         run(_MATMUL_ROWS, work, *operands)
         return
     shape = SHAPE if block is None else block
     a_strides3 = (a_strides[0], a_strides[1], a_strides[2])
-    a_p, a_batch = _panels(a, int(a_shape[0]), rows, inner, a_strides3, shape.rows)
+    a_p, a_batch = _panels(a, int(a_shape[0]), rows, inner, a_strides3, shape.rows, 0)
     # Columns of b are the rows of its transpose: column j starts at j * b_strides[2].
     b_strides3 = (b_strides[0], b_strides[2], b_strides[1])
-    b_p, b_batch = _panels(b, int(b_shape[0]), cols, inner, b_strides3, shape.cols)
+    b_p, b_batch = _panels(b, int(b_shape[0]), cols, inner, b_strides3, shape.cols, 1)
     tasks = batches * -(-rows // (_BLOCK_M_PANELS * shape.rows)) * -(-cols // _BLOCK_N)
     work = batches * rows * cols * inner // 8 if tasks > 1 else 0
     panels = (out, out_shape, out_strides, a_p, a_batch, b_p, b_batch, inner)
