@@ -22,7 +22,7 @@ from minitorch.fast import FastBackend
 from minitorch.fast.kernels import tuned
 from minitorch.tensor import from_numpy
 out = FastBackend.neg_map(from_numpy(np.array([1.0, 2.0]), FastBackend)).to_numpy()
-stats = tuned.KERNELS["map[neg]"].stats
+stats = tuned.KERNELS["map[neg].same"].stats  # the kernel of an input laid out as its output
 print(json.dumps({"out": out.tolist(), "hits": sum(stats.cache_hits.values()),
                   "misses": sum(stats.cache_misses.values())}))
 """

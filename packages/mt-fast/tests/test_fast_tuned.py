@@ -122,3 +122,42 @@ def test_vector_math_can_be_switched_off() -> None:
     )
     env = {**os.environ, "MINITORCH_NO_LIBMVEC": "1"}
     subprocess.run([sys.executable, "-c", code], env=env, check=True)
+
+
+@pytest.mark.task3_1
+@pytest.mark.parametrize("name", ["neg", "exp"])
+def test_small_operands_of_the_outputs_layout_take_the_same_layout_kernel(name: str) -> None:
+    # A fresh launcher and kernels: which of them compiled shows which one ran.
+    from minitorch.fast.fast_ops import FastOps, _deferred
+
+    fn = getattr(ops, name)
+    launch = _deferred(FastOps, "make_map", fn, 0)
+    x = rng.standard_normal((4, 3))
+    # Transposed input and output of one layout: the same cached shape and stride arrays.
+    a = from_numpy(x, F).permute(1, 0)
+    out = from_numpy(np.full((4, 3), np.nan), F).permute(1, 0)
+    launch(*out.tuple(), *a.tuple())
+    same, serial = tuned.KERNELS[f"map[{name}].same"], tuned.KERNELS[f"map[{name}]"]
+    assert same.signatures, "the same-layout kernel did not run"
+    assert not serial.signatures, "the general kernel ran"
+    np.testing.assert_allclose(out.to_numpy(), np.vectorize(fn)(x.T), rtol=1e-15)
+
+    # A row-major output of the transposed input: another layout, the general kernel.
+    fresh = from_numpy(np.full((3, 4), np.nan), F)
+    launch(*fresh.tuple(), *a.tuple())
+    assert serial.signatures
+    np.testing.assert_allclose(fresh.to_numpy(), np.vectorize(fn)(x.T), rtol=1e-15)
+
+
+@pytest.mark.task3_1
+def test_same_layout_zip_kernel_on_a_strided_layout() -> None:
+    # The tensor API only reaches it with row-major operands (a zip's output is new); the
+    # kernel takes any layout its three operands share.
+    kernel = tuned.make_zip(ops.mul)
+    x, y = rng.standard_normal(20), rng.standard_normal(20)
+    out = np.full(20, np.nan)
+    shape, strides = np.array([3, 2], np.int64), np.array([2, 7], np.int64)  # 6 of 20
+    kernel.same(out, x, y, shape, strides)
+    used = [i * 2 + j * 7 for i in range(3) for j in range(2)]
+    np.testing.assert_array_equal(out[used], x[used] * y[used])
+    assert np.isnan(np.delete(out, used)).all(), "wrote outside the layout"

@@ -39,22 +39,33 @@ def _deferred(ops: type[FastOps], factory: str, fn: Any, work_arg: int) -> Calla
     tensor the launch is most of an operation's time.
     """
     serial: Callable[..., None] | None = None
+    same: Callable[..., None] | None = None
     launch: Callable[..., None] | None = None
     runtime: Any = None
 
     def call(*args: Any) -> None:
-        nonlocal serial, launch, runtime
+        nonlocal serial, same, launch, runtime
         if launch is None:
             module = ops.kernel_module()
             kernel = getattr(module, factory)(fn)
             launch = functools.partial(module.run, kernel)
             serial = getattr(kernel, "serial", None)
+            same = getattr(kernel, "same", None)
             runtime = importlib.import_module(f"{__package__}.runtime")
         work = len(args[work_arg])
-        if serial is not None and work < runtime.GRAIN:  # read each time: it may be tuned
-            serial(*args)
-        else:
+        if serial is None or work >= runtime.GRAIN:  # read each time: it may be tuned
             launch(work, *args)
+            return
+        # Operands of one layout share its (cached) shape and stride arrays: an identity
+        # test, then half the arguments for Numba to dispatch (``runtime.Kernel.same``).
+        if same is not None and args[1] is args[4] and args[2] is args[5]:
+            if len(args) == 6:
+                same(args[0], args[3], args[1], args[2])
+                return
+            if args[1] is args[7] and args[2] is args[8]:
+                same(args[0], args[3], args[6], args[1], args[2])
+                return
+        serial(*args)
 
     return call
 

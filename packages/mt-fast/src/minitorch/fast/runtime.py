@@ -113,6 +113,11 @@ class Kernel(NamedTuple):
 
     parallel: Callable[..., None]
     serial: Callable[..., None]
+    same: Callable[..., None] | None = None
+    """Optional, for small work whose operands all share the output's layout (the same
+    shape and strides): a serial kernel given each storage once and the layout once
+    (``out, in..., shape, strides``), which Numba dispatches in about half the time of
+    the full argument list (see ``make_map`` and ``make_zip`` in ``kernels.tuned``)."""
 
     def __call__(self, *args: Any) -> None:
         """Run the parallel twin (``run`` chooses a twin by the work instead)."""

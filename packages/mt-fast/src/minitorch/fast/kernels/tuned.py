@@ -44,7 +44,8 @@ _cache.install(__file__, [*_cache.defining_modules(add, index_to_position), micr
 
 KERNELS: dict[str, Any] = {}
 """Every kernel built so far, by name (``map[neg]``, ``matmul``): the serial twins, which
-small work runs (see ``runtime.Kernel``)."""
+small work runs (see ``runtime.Kernel``), and the same-layout kernels of maps and zips
+(``map[neg].same``), which small work whose operands share one layout runs."""
 PARALLEL: dict[str, Any] = {}
 """The parallel twins of ``KERNELS``, by the same names, for Numba's parallel diagnostics."""
 
@@ -52,6 +53,8 @@ PARALLEL: dict[str, Any] = {}
 def _register(name: str, kernel: Kernel) -> Kernel:
     KERNELS[name] = kernel.serial
     PARALLEL[name] = kernel.parallel
+    if kernel.same is not None:  # serial only: no parallel twin for the diagnostics
+        KERNELS[f"{name}.same"] = kernel.same
     return kernel
 
 
@@ -115,6 +118,23 @@ def make_map(fn: Callable[[float], float]) -> Kernel:
     vector = block is not vecmath.no_block
     chunk = vecmath.CHUNK
 
+    @njit(cache=True)
+    def same(out, in_storage, shape, strides):  # type: ignore[no-untyped-def]
+        # ``out`` and ``in`` share ``shape`` and ``strides``: one position for both.
+        size = _size(shape)
+        if is_contiguous_layout(shape, strides):
+            if vector:
+                for lo in range(0, size, chunk):
+                    hi = min(size, lo + chunk)
+                    block(out[lo:hi], in_storage[lo:hi], np.empty(chunk, np.float64))
+            else:
+                for i in range(size):
+                    out[i] = fn(in_storage[i])
+        else:
+            for i in range(size):
+                p = _position(i, shape, shape, strides)
+                out[p] = fn(in_storage[p])
+
     def build(loop: Any) -> Any:
         @njit(parallel=loop is prange, cache=True)
         def kernel(out, out_shape, out_strides, in_storage, in_shape, in_strides):  # type: ignore[no-untyped-def]
@@ -145,12 +165,24 @@ def make_map(fn: Callable[[float], float]) -> Kernel:
 
         return kernel
 
-    return _register(f"map[{fn.__name__}]", twin(build))
+    return _register(f"map[{fn.__name__}]", twin(build)._replace(same=same))
 
 
 def make_zip(fn: Callable[[float, float], float]) -> Kernel:
     """Return the kernel pair ``out = fn(a, b)`` with ``a`` and ``b`` broadcast."""
     fn = jit_scalar(fn)
+
+    @njit(cache=True)
+    def same(out, a, b, shape, strides):  # type: ignore[no-untyped-def]
+        # ``out``, ``a`` and ``b`` share ``shape`` and ``strides``: one position for all.
+        size = _size(shape)
+        if is_contiguous_layout(shape, strides):
+            for i in range(size):
+                out[i] = fn(a[i], b[i])
+        else:
+            for i in range(size):
+                p = _position(i, shape, shape, strides)
+                out[p] = fn(a[p], b[p])
 
     def build(loop: Any) -> Any:
         @njit(parallel=loop is prange, cache=True)
@@ -178,7 +210,7 @@ def make_zip(fn: Callable[[float, float], float]) -> Kernel:
 
         return kernel
 
-    return _register(f"zip[{fn.__name__}]", twin(build))
+    return _register(f"zip[{fn.__name__}]", twin(build)._replace(same=same))
 
 
 _REDUCE_BLOCKS = 8
