@@ -123,6 +123,19 @@ class Layer:
         """The ids of the tasks with code to write."""
         return tuple(t.id for t in self.tasks)
 
+    @property
+    def test_writing_ids(self) -> frozenset[str]:
+        """The tasks whose code is tests of other tasks' functions (``tests-of`` set)."""
+        return frozenset(t.id for t in self.tasks if t.tests_of)
+
+    @property
+    def code_task_ids(self) -> tuple[str, ...]:
+        """The tasks whose code is the layer's functions or training scripts, in order.
+
+        Every task but the test-writing ones (``test_writing_ids``).
+        """
+        return tuple(t.id for t in self.tasks if not t.tests_of)
+
     def task(self, tid: str) -> Task:
         """The task ``tid`` of this layer.
 

@@ -48,7 +48,7 @@ def written_test_blocks(layer: Layer) -> dict[Path, list[Block]]:
     Raises:
         CourseError: if a block belongs to a task without ``tests-of`` in course.toml.
     """
-    writing = {t.id for t in layer.tasks if t.tests_of}
+    writing = layer.test_writing_ids
     out = {}
     for path in sorted((layer.path / "tests").rglob("*.py")):
         blocks = find_blocks(path.read_text(encoding="utf-8"), str(path.relative_to(REPO)))

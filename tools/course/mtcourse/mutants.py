@@ -363,7 +363,7 @@ def run_mutants(
     cal = cal or load_calendar()
     layer = cal.layer(layer_name)
     training = set(cal.training_tasks(layer.name))
-    writing = {t.id for t in layer.tasks if t.tests_of}
+    writing = layer.test_writing_ids
     wanted = [
         t
         for t in layer.task_ids

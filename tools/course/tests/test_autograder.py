@@ -156,7 +156,7 @@ def test_untouched_starter_gets_zero_and_is_told_which_tests_fail(operators, tmp
 # operators, which the grader takes from the solution while it grades task 0.3. (Task
 # 0.2's tests never run the student's functions: test_grade.py grades them alone on a
 # starter whose functions are stubs; in the bundle, the whole solution above.)
-@pytest.mark.parametrize("task", [t.id for t in CAL.layer("operators").tasks if not t.tests_of])
+@pytest.mark.parametrize("task", CAL.layer("operators").code_task_ids)
 def test_one_task_submission_gets_exactly_its_points(operators, tmp_path, task):
     assign("operators", tmp_path / "s", keep=frozenset({task}), cal=CAL, wheels=False)
     assert by_task(operators.grade(tmp_path / "s")) == operators.only(task)
@@ -169,7 +169,7 @@ def test_a_zip_of_the_starter_folder_is_graded_like_the_folder(operators, tmp_pa
 
 
 def test_a_file_that_does_not_parse_is_graded_as_the_starter_saying_why(operators, tmp_path):
-    keep = frozenset(t.id for t in operators.layer.tasks if not t.tests_of)  # 0.2: stubs
+    keep = frozenset(operators.layer.code_task_ids)  # 0.2: stubs
     assign("operators", tmp_path / "s", keep=keep, cal=CAL)
     scalar = tmp_path / "s/src/minitorch/operators/scalar.py"
     scalar.write_text(scalar.read_text() + "\ndef broken(:\n")
@@ -190,7 +190,7 @@ def test_an_empty_submission_gets_zero_saying_why(operators, tmp_path):
 
 def test_a_bug_in_one_function_costs_only_that_function(operators, tmp_path):
     # The functions' tasks (task 0.2's tests stay stubs: not what this is about).
-    keep = frozenset(t.id for t in operators.layer.tasks if not t.tests_of)
+    keep = frozenset(operators.layer.code_task_ids)
     assign("operators", tmp_path / "s", keep=keep, cal=CAL)
     scalar = tmp_path / "s/src/minitorch/operators/scalar.py"
     text = scalar.read_text()

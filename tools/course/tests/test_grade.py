@@ -26,7 +26,7 @@ ALL = frozenset(TASKS)
 POINTS_0_1 = next(t.points for t in LAYER.tasks if t.id == "task0_1")
 # The tasks whose functions the student writes (task 0.2 writes tests; its grading runs
 # the student's tests once per mistake it is graded by: left out where it is not the point).
-FUNCTIONS = tuple(t.id for t in LAYER.tasks if not t.tests_of)
+FUNCTIONS = LAYER.code_task_ids
 PROPERTIES = "tests/test_operators_properties.py"
 
 

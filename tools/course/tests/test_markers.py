@@ -130,7 +130,7 @@ def test_calendar_of_the_repository_is_consistent():
         assert tasks | training | writing == set(layer.task_ids)
         assert not tasks & training
         assert not tasks & writing
-        assert writing == {t.id for t in layer.tasks if t.tests_of}
+        assert writing == layer.test_writing_ids
         assert training == set(cal.training_tasks(name))
         # Each training task is graded by the course's training tests.
         for task in training:
@@ -357,6 +357,16 @@ def test_calendar_refuses_tests_of_a_task_without_functions_of_the_layer(tmp_pat
     with pytest.raises(CalendarError, match=f"tests-of: {tested} is not another task"):
         load_calendar(tmp_path / "course.toml")
     assert load_calendar().layer("operators").task("task0_2").tests_of == ("task0_1",)
+
+
+def test_a_layer_tells_its_test_writing_tasks_from_its_code_tasks():
+    cal = load_calendar()
+    operators = cal.layer("operators")
+    assert operators.test_writing_ids == {"task0_2"}
+    assert operators.code_task_ids == tuple(t for t in operators.task_ids if t != "task0_2")
+    tensor = cal.layer("tensor")
+    assert tensor.test_writing_ids == frozenset()
+    assert tensor.code_task_ids == tensor.task_ids
 
 
 def test_a_solution_block_in_a_test_file_needs_a_test_writing_task():
