@@ -12,8 +12,8 @@ library a user would otherwise reach for, with the ratio of the two:
   of the machine's float64 peak is given beside its figure;
 - ``a + b`` on one-element tensors, a small expression's forward and backward, an MLP
   training step (batch 32, 2-64-1): ``bench_tensor``'s cases against PyTorch on the CPU,
-  microseconds per call (best round); the ratio is ours over PyTorch's time (lower is
-  better);
+  microseconds per call (best round; the two sides' rounds taken in turns,
+  ``bench_tensor.time_in_turns``); the ratio is ours over PyTorch's time (lower is better);
 - a LeNet step (``train_mnist.Network``, batch 16): ``bench_nn``'s MNIST training step
   against the same network in PyTorch, milliseconds (best step), every core.
 
@@ -108,11 +108,13 @@ def tensor_lines(number: int, repeat: int, torch: Any) -> list[Line]:
     lines = []
     for case, workload in TENSOR_CASES.items():
         calls = max(1, number // bench_tensor.MLP_CALLS) if case == "mlp step" else number
-        mine = bench_tensor.time_call(ours[case], calls, repeat)["best"]
         if theirs is None:
+            mine = bench_tensor.time_call(ours[case], calls, repeat)["best"]
             lines.append(Line(workload, f"{mine:.2f} µs", NO_TORCH, "PyTorch CPU", "n/a"))
             continue
-        ref = bench_tensor.time_call(theirs[case], calls, repeat)["best"]
+        # Round by round in turns: a busy spell of the machine falls on both sides.
+        pair = bench_tensor.time_in_turns([ours[case], theirs[case]], calls, repeat)
+        mine, ref = pair[0]["best"], pair[1]["best"]
         lines.append(
             Line(workload, f"{mine:.2f} µs", f"{ref:.2f} µs", "PyTorch CPU", f"{mine / ref:.2f}x")
         )

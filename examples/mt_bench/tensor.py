@@ -141,6 +141,32 @@ def time_call(fn: Callable[[], Any], number: int, repeat: int, timer: str = "wal
     return microseconds_per_call(rounds, number)
 
 
+def time_in_turns(
+    fns: Sequence[Callable[[], Any]], number: int, repeat: int, timer: str = "wall"
+) -> list[Stats]:
+    """Time ``repeat`` rounds of ``number`` calls of each of ``fns``, taking turns by round.
+
+    Round 1 of every function, then round 2 of every function, and so on: a busy spell of
+    a shared machine (seconds long on a VM) then falls on both sides of a ratio, where
+    timing one side's rounds before the other's lets it land on one side only.
+
+    Returns:
+        ``{"best": us, "median": us}`` per call for each of ``fns``, in their order.
+    """
+    if number < 1 or repeat < 1:
+        raise ValueError(f"number and repeat must be at least 1, got {number} and {repeat}")
+    if timer not in TIMERS:
+        raise ValueError(f"unknown timer {timer!r}: choose one of {', '.join(TIMERS)}")
+    for fn in fns:
+        fn()  # warm up (first-call imports, caches)
+    timers = [timeit.Timer(fn, timer=TIMERS[timer]) for fn in fns]
+    rounds: list[list[float]] = [[] for _ in fns]
+    for _ in range(repeat):
+        for timed, seconds in zip(timers, rounds, strict=True):
+            seconds.append(timed.timeit(number))
+    return [microseconds_per_call(seconds, number) for seconds in rounds]
+
+
 def run(
     backends: Sequence[TensorBackend],
     *,

@@ -76,3 +76,19 @@ def test_the_peak_is_cores_fma_units_lanes_two_flops_and_the_clock() -> None:
     unknown = Peak(2, 2, 4, None, "nowhere")
     assert unknown.gflops is None
     assert unknown.share(40.0) == ""
+
+
+def test_both_sides_of_a_ratio_are_timed_in_turns_round_by_round() -> None:
+    from mt_bench import tensor as bench_tensor
+
+    calls: list[str] = []
+    stats = bench_tensor.time_in_turns(
+        [lambda: calls.append("ours"), lambda: calls.append("theirs")], number=2, repeat=3
+    )
+    warm_up, rounds = calls[:2], calls[2:]
+    assert warm_up == ["ours", "theirs"]
+    assert rounds == (["ours"] * 2 + ["theirs"] * 2) * 3
+    assert len(stats) == 2
+    assert all(0.0 < s["best"] <= s["median"] for s in stats)
+    with pytest.raises(ValueError, match="number and repeat"):
+        bench_tensor.time_in_turns([lambda: None], number=0, repeat=1)
