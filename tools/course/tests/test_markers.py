@@ -351,12 +351,12 @@ def test_calendar_refuses_a_stand_in_that_is_missing_or_reaches_the_worker(tmp_p
 def test_calendar_refuses_tests_of_a_task_without_functions_of_the_layer(tmp_path, tested):
     # A test-writing task is graded by mutants of other tasks' functions in its layer.
     text = (load_calendar.__globals__["REPO"] / "course.toml").read_text()
-    good = 'tests-of = ["task0_1"]'
+    good = 'tests-of = ["task0_1", "task0_3"]'
     assert text.count(good) == 1
     (tmp_path / "course.toml").write_text(text.replace(good, f'tests-of = ["{tested}"]'))
     with pytest.raises(CalendarError, match=f"tests-of: {tested} is not another task"):
         load_calendar(tmp_path / "course.toml")
-    assert load_calendar().layer("operators").task("task0_2").tests_of == ("task0_1",)
+    assert load_calendar().layer("operators").task("task0_2").tests_of == ("task0_1", "task0_3")
 
 
 def test_a_layer_tells_its_test_writing_tasks_from_its_code_tasks():
