@@ -164,6 +164,9 @@ WEAK_BODIES = {
     "test_inv_back_matches_central_difference": "inv_back(x, d)",
     "test_relu_back_matches_central_difference": "relu_back(x, d)",
     "test_sigmoid_back_matches_central_difference": "sigmoid_back(x, d)",
+    "test_sum_distribute": "sum(add_lists(ls1, ls2))",
+    "test_neg_list_is_map_of_neg": "neg_list(ls)",
+    "test_zip_with_and_reduce_keep_the_order": "assert prod([]) == 1.0",
 }
 
 
@@ -225,7 +228,7 @@ def test_property_tests_are_graded_by_the_mistakes_they_catch(tmp_path, grade):
     res = grade(weak, ("task0_2",))
     (entry,) = res["tests"]
     assert 0 < entry["score"] < entry["max_score"] / 2
-    assert "16 of your 17 tests pass on correct code" in entry["output"]
+    assert "19 of your 20 tests pass on correct code" in entry["output"]
     assert "sigmoid_back:" in entry["output"].partition("Not caught, by function")[2]
     assert f"{name} fails on the course's correct code (AssertionError)" in entry["output"]
     assert f"  {name}:" not in entry["output"]  # it catches nothing that counts
@@ -236,6 +239,18 @@ def test_property_tests_are_graded_by_the_mistakes_they_catch(tmp_path, grade):
     # The runs it ended count for nothing: no mistake of mul or add stops the course's tests.
     assert "runs on mistakes ended before your tests reported" in entry["output"]
     assert "  test_add_and_mul_commute: 0" in entry["output"]
+
+
+def test_the_course_tests_catch_mistakes_in_functions_that_make_functions(env):
+    """map, zip_with and reduce return functions: a mutant of one must be what the
+    student's tests get back (the grader builds the product with the run's mutant), so the
+    course's own list-property tests catch every mutant of them in the calibration."""
+    root = env.course.root
+    mutants = json.loads((root / "mutants-task0_2.json").read_text())
+    factories = {m["id"] for m in mutants if m["function"] in ("map", "zip_with", "reduce")}
+    assert len(factories) >= 3
+    caught = json.loads((root / "calibration.json").read_text())["tasks"]["task0_2"]["mutants"]
+    assert factories <= set(caught)
 
 
 # Module-level code of a student's test file runs at the start of every run.
@@ -259,7 +274,7 @@ def test_slow_tests_stop_at_their_budget(tmp_path, grade, monkeypatch):
     path.write_text(path.read_text() + SLOW_START)
     res = grade(student, ("task0_2",))
     (entry,) = res["tests"]
-    assert "17 of your 17 tests pass on correct code" in entry["output"]
+    assert "20 of your 20 tests pass on correct code" in entry["output"]
     note = "Your tests used their CPU time for grading (4 s, 0 times what the course's"
     assert note in entry["output"]
     left, _, rest = entry["output"].partition(") before ")[2].partition(" of their ")

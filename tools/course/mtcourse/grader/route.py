@@ -269,7 +269,7 @@ def make_product(
     """
     p = Product(key, fargs, fkwargs)
     if SIDE != "U":
-        p._built = impl(*fargs, **fkwargs)
+        p._built = SWAP.get(key, impl)(*fargs, **fkwargs)
     return p
 
 
@@ -280,7 +280,7 @@ def _factory(key: str) -> Callable[..., Any]:
         raise LookupError(f"no graded function {key}") from None
     if not factory:
         raise LookupError(f"{key} makes no kernel")
-    return impl
+    return SWAP.get(key, impl)  # a mutant factory while a student's tests are graded
 
 
 def _cache_key(key: str, fargs: tuple[Any, ...], fkwargs: dict[str, Any]) -> tuple[Any, ...]:
