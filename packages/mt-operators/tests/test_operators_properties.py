@@ -238,9 +238,9 @@ def test_sigmoid_back_matches_central_difference(x, d):
     # END SOLUTION
 
 
-# The list functions of task 0.3. The course asks for ``test_sum_distribute`` in task 0.3;
-# here every property test is graded together, by the mistakes in 0.1's and 0.3's code it
-# catches.
+# The list functions of task 0.3: these properties are part of this task, graded by the
+# mistakes in task 0.3's code they catch. Here they run on your own list functions, so they
+# fail until your task 0.3 is done.
 
 
 @pytest.mark.task0_2
