@@ -105,7 +105,7 @@ def source_files() -> list[Path]:
     The layers' sources, the training scripts, and the tests a test-writing task hands out.
     """
     files = sorted((ROOT / "packages").glob("mt-*/src/minitorch/**/*.py"))
-    files += sorted((ROOT / "examples" / "mt_examples").glob("train_*.py"))
+    files += sorted((ROOT / "examples" / "mt_examples").glob("*.py"))  # the [scripts]
     files += sorted((ROOT / "packages").glob("mt-*/tests/test_*.py"))
     return files
 
@@ -213,11 +213,12 @@ def task_card(task: str) -> str:
         raise ValueError(f"{task} has no solution block in the sources")
     files = sorted({e.file for e in items})
     graded = training_note(info)
-    run = (
-        f"`python {Path(files[0]).name} --help` (the script), graded by training"
-        if graded
-        else f"`pytest -m {task}`"
-    )
+    if graded and task == "task0_5":  # nothing is trained: its export is graded
+        run = f"`python {Path(files[0]).name} --app` (the page), graded by its export"
+    elif graded:
+        run = f"`python {Path(files[0]).name} --help` (the script), graded by training"
+    else:
+        run = f"`pytest -m {task}`"
     lines = [
         '<div class="task-card" markdown>',
         "",

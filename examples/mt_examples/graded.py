@@ -5,7 +5,9 @@ and options on each of the ``DATASETS`` (``POINTS`` points, seed ``SEED``), then
 points the trained network labels correctly: at least ``THRESHOLD`` of them on every
 dataset. Task 4.5 (``NETWORKS``): grading trains each network with its script on the first
 items of the real data (``subset.GRADED``) and measures its accuracy on the held-out
-images or sentences against the network's threshold. The course's grading tests import
+images or sentences against the network's threshold. Task 0.5 (``MANUAL``) trains nothing:
+``python -m mt_examples.graded task0_5`` scores the weights exported from its script's page
+(``run_manual``), as grading does. The course's grading tests import
 this module, so what runs here is what grading runs::
 
     python -m mt_examples.graded task2_5                    # as graded: every dataset
@@ -35,6 +37,7 @@ from typing import Any
 
 __all__ = [
     "DATASETS",
+    "MANUAL",
     "NETWORKS",
     "POINTS",
     "SEED",
@@ -86,6 +89,9 @@ TASKS = {
     "task3_5": ToyTask("train_tensor", (*_TOY, "--backend", "fast", "--hidden", "100"), "fast"),
 }
 """The graded settings of each toy training task, by its id."""
+
+MANUAL = {"task0_5": "run_manual"}
+"""Task 0.5 trains nothing: its script scores the exported weights as grading does."""
 
 
 @dataclass(frozen=True)
@@ -251,7 +257,12 @@ def score_network(net: Network, model: Any, data_dir: Path) -> Score:
 
 def _available(task: str) -> bool:
     """Whether the scripts ``task`` trains are here (a starter has its week's only)."""
-    scripts = [TASKS[task].script] if task in TASKS else [n.script for n in NETWORKS[task]]
+    if task in MANUAL:
+        scripts = [MANUAL[task]]
+    elif task in TASKS:
+        scripts = [TASKS[task].script]
+    else:
+        scripts = [n.script for n in NETWORKS[task]]
     return all(importlib.util.find_spec(f"mt_examples.{s}") is not None for s in scripts)
 
 
@@ -307,7 +318,7 @@ def _verdict(scores: list[Score], epochs: int | None, graded: Sequence[str]) -> 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Train a task's network as grading does; print each dataset's score."""
-    tasks = sorted([*TASKS, *NETWORKS])
+    tasks = sorted([*TASKS, *NETWORKS, *MANUAL])
     parser = argparse.ArgumentParser(
         prog="python -m mt_examples.graded",
         description="Train a training task's network as grading does, and score it.",
@@ -336,6 +347,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    if args.task in MANUAL:
+        if args.dataset or args.epochs or args.data_dir:
+            parser.error(f"{args.task} takes no options: it scores the exported weights")
+        return int(importlib.import_module(f"mt_examples.{MANUAL[args.task]}").main([]))
     if args.task in NETWORKS:
         return _main_networks(args, parser)
     if args.data_dir is not None:

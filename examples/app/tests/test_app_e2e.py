@@ -60,8 +60,24 @@ def mnist(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def server(artifacts: Path, mnist: dict[str, str], browser: Browser) -> Iterator[str]:
-    with streamlit_server(artifacts / "server.log", env=mnist) as url:
+def manual_export(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The Manual page's export: the course's weights, but simple's bias at -5 (a line at
+    x1 = -0.5, so every point gets label 0), which the browser test moves to 5."""
+    from mt_examples import run_manual
+
+    networks = run_manual.load_export(Path(run_manual.__file__).with_name(run_manual.EXPORT_NAME))
+    networks["simple"]["output.bias_0"] = -5.0
+    path = tmp_path_factory.mktemp("manual") / run_manual.EXPORT_NAME
+    run_manual.write_export(path, networks)
+    return path
+
+
+@pytest.fixture(scope="module")
+def server(
+    artifacts: Path, mnist: dict[str, str], manual_export: Path, browser: Browser
+) -> Iterator[str]:
+    env = {**mnist, "MINITORCH_MANUAL_EXPORT": str(manual_export)}
+    with streamlit_server(artifacts / "server.log", env=env) as url:
         yield url
 
 
@@ -78,6 +94,7 @@ def browser() -> Iterator[Browser]:
 #: Each page: its name (and path), a text it shows when drawn, the kind of chart it draws.
 PAGES = [
     ("datasets", "spiral:", "plotly"),
+    ("manual", "Set the weights by hand", "plotly"),
     ("train", "Choose the settings", None),
     ("autodiff", "d out / d x", "graphviz"),
     ("strides", "reads storage position", "plotly"),
@@ -144,3 +161,45 @@ def test_training_streams_progress_to_the_browser(
     browser.screenshot(artifacts / "train-stopped.png")
     assert not state.errors, state.errors
     assert re.search(rf"Stopped after \d+ of {epochs} epochs: accuracy \d+\.\d%", state.text)
+
+
+def test_manual_weights_set_in_the_browser_are_saved_and_pass(
+    server: str, browser: Browser, artifacts: Path, manual_export: Path
+) -> None:
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    from mt_examples import run_manual
+
+    data = run_manual.graded_data("simple")
+    before = f"{1 - sum(data.y) / data.N:.0%}"  # every point labelled 0
+    state = browser.load(f"{server}/manual", "Set the weights by hand", charts="plotly")
+    assert before in state.text
+    assert "100%" not in state.text
+
+    # Streamlit's slider is a visually hidden <input type="range"> (react-aria) under its
+    # thumb: focus it, as a click on the thumb would, and press the arrow keys.
+    bias = browser.driver.find_element(
+        By.CSS_SELECTOR, 'input[type="range"][aria-label="output.bias_0"]'
+    )
+    assert bias.get_attribute("value") == "-5"
+    browser.driver.execute_script("arguments[0].focus();", bias)
+    keys = ActionChains(browser.driver)
+    for _ in range(20):  # -5 to 5 in steps of 0.5
+        keys.send_keys(Keys.ARROW_RIGHT)
+    keys.perform()
+    state = browser.wait_for("100%", timeout=60, charts="plotly")
+    bias = browser.driver.find_element(
+        By.CSS_SELECTOR, 'input[type="range"][aria-label="output.bias_0"]'
+    )
+    assert bias.get_attribute("value") == "5"
+    browser.click_button("Save")
+    state = browser.wait_for("Saved to", timeout=60)
+    browser.screenshot(artifacts / "manual-saved.png")
+    assert not state.errors, state.errors
+    saved = run_manual.load_export(manual_export)
+    assert saved["simple"]["output.bias_0"] == 5.0
+    for dataset, values in saved.items():
+        score = run_manual.score(dataset, run_manual.build(dataset, values))
+        assert score.passed, score.message

@@ -95,6 +95,64 @@ def test_datasets_page_plots_all_six_with_n_points_and_the_seed() -> None:
     assert all(x >= 0.5 for x in after["y = 0"]["x"])
 
 
+# --- Manual ----------------------------------------------------------------------------------
+
+
+@pytest.mark.task0_5
+def test_manual_page_redraws_with_the_sliders_and_saves_the_export(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mt_examples import run_manual
+
+    export = tmp_path / "manual_weights.json"
+    monkeypatch.setenv("MINITORCH_MANUAL_EXPORT", str(export))
+    at = open_page("manual")
+    data = run_manual.graded_data("simple")
+    # Every weight 0: P(y = 1) = 0.5 everywhere, so every point gets label 0.
+    assert metrics(at)["accuracy"] == f"{1 - sum(data.y) / data.N:.0%}"
+    (figure,) = charts(at)
+    assert {t["type"] for t in figure["data"]} == {"contour", "scatter"}
+
+    at.slider(key="manual_simple_output.weight_0_0").set_value(-10.0).run()
+    at.slider(key="manual_simple_output.bias_0").set_value(5.0).run()
+    assert not at.exception, at.exception
+    assert metrics(at)["accuracy"] == "100%"
+    (figure,) = charts(at)
+    shade = next(t for t in figure["data"] if t["type"] == "contour")["z"]
+    assert shade[0][0] > 0.5 > shade[0][-1]  # label 1 left of x1 = 0.5
+
+    # Another dataset and back: the weights set are kept, saved or not.
+    at.radio(key="manual_dataset").set_value("split").run()
+    assert len(at.slider) == 9  # a hidden layer of two: 6 + 3 weights
+    at.slider(key="manual_split_layer1.bias_1").set_value(-3.5).run()
+    at.radio(key="manual_dataset").set_value("simple").run()
+    assert metrics(at)["accuracy"] == "100%"
+
+    at.button(key="manual_save").click().run()
+    assert not at.exception, at.exception
+    assert "Saved to" in at.success[0].value
+    saved = run_manual.read_export(export.read_text())
+    assert set(saved) == {"simple", "split"}
+    assert saved["simple"]["output.bias_0"] == 5.0
+    assert saved["split"]["layer1.bias_1"] == -3.5
+    assert json.loads(export.read_text())["networks"]["simple"]["accuracy"] == 1.0
+
+    fresh = open_page("manual")  # a new session starts from the export
+    assert metrics(fresh)["accuracy"] == "100%"
+
+
+@pytest.mark.task0_5
+def test_manual_page_says_when_the_export_cannot_be_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    export = tmp_path / "manual_weights.json"
+    export.write_text("{")
+    monkeypatch.setenv("MINITORCH_MANUAL_EXPORT", str(export))
+    at = open_page("manual")
+    assert "cannot be read" in at.error[0].value
+    assert metrics(at)["accuracy"]
+
+
 # --- Train -----------------------------------------------------------------------------------
 
 

@@ -92,6 +92,11 @@ class Layer:
     """Graded module -> a solution-only module with the same functions, faster (``src``
     paths): when the worker asks the grader for the course's answer of a function of the
     first, the grader's copy runs the second's function of that name, where it has it."""
+    submitted_files: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Task -> files of the submission that are not code (``mt_examples/...``) which the
+    task's tests read: the export of task 0.5's weights. The course's own copies are in
+    ``examples/``; the grader hands the course's tests the student's copy, never the
+    course's."""
 
     @property
     def package(self) -> str:
@@ -289,7 +294,17 @@ def load_calendar(path: Path = REPO / "course.toml") -> Calendar:
             pure={str(k): tuple(int(i) for i in v) for k, v in raw.get("pure", {}).items()},
             whole=tuple(str(t) for t in raw.get("whole", ())),
             stand_ins={str(k): str(v) for k, v in raw.get("stand-ins", {}).items()},
+            submitted_files={
+                str(k): tuple(map(str, v)) for k, v in raw.get("submitted-files", {}).items()
+            },
         )
+        for tid, files in layer.submitted_files.items():
+            for rel in files:
+                if not rel.startswith("mt_examples/") or not (REPO / "examples" / rel).is_file():
+                    raise CalendarError(
+                        f"layers.{name}.submitted-files.{tid}: {rel} is not a file of "
+                        "examples/mt_examples/"
+                    )
         for graded, fast in layer.stand_ins.items():
             for rel in (graded, fast):
                 if not (layer.src / rel).is_file():

@@ -94,6 +94,44 @@ def test_untouched_starter_gets_zero_even_with_its_tests_edited(tmp_path, grade)
     assert "no such test in your file" in tests_entry["output"]
 
 
+def test_a_task_left_as_the_stubs_is_graded_as_the_starter_was(tmp_path, env, monkeypatch):
+    # Calibration grades the untouched starter once; a task whose functions are all still
+    # the stubs gets that result without a run of its own (its other code never runs).
+    runs = []
+    real = grading.run_harness
+
+    def counted(course, task, *args, **kwargs):
+        runs.append(task)
+        return real(course, task, *args, **kwargs)
+
+    monkeypatch.setattr(grading, "run_harness", counted)
+    student = tmp_path / "s"
+    assign("operators", student, keep=frozenset({"task0_1"}), cal=CAL, wheels=False)
+    edit(
+        student / "src/minitorch/operators/module.py",
+        "    def children(self) -> list[Module]:",
+        "    # not started yet\n    def children(self) -> list[Module]:",
+    )
+    res = env.grade(student, tmp_path / "scratch")
+    assert "task0_1" in runs
+    assert not {"task0_3", "task0_4", "task0_5"} & set(runs)
+    stubbed = [t for t in res["tests"] if t["number"] in ("0.3", "0.4", "0.5")]
+    assert stubbed
+    assert all(t["score"] == 0 and "NotImplementedError" in t["output"] for t in stubbed)
+    assert scores(res)["0.1"] == full(res)["0.1"]
+    # One changed function, even to another stub, and the task runs.
+    runs.clear()
+    edit(student / "src/minitorch/operators/module.py", "    # not started yet\n", "")
+    edit(
+        student / "src/minitorch/operators/module.py",
+        'raise NotImplementedError("Task 0.4: implement Module.children")',
+        'raise NotImplementedError("not yet")',
+    )
+    res = env.grade(student, tmp_path / "scratch-2", tasks=("task0_4",))
+    assert runs == ["task0_4"]
+    assert "not yet" in res["tests"][0]["output"]
+
+
 @pytest.mark.parametrize("task", ["task0_1", "task0_4"])
 def test_one_task_filled_in_gets_exactly_its_points(tmp_path, grade, task):
     assign("operators", tmp_path / "s", keep=frozenset({task}), cal=CAL, wheels=False)
@@ -101,6 +139,55 @@ def test_one_task_filled_in_gets_exactly_its_points(tmp_path, grade, task):
     number = task[4:].replace("_", ".")
     expected = {n: (m if n == number else 0.0) for n, m in full(res).items()}
     assert scores(res) == expected
+
+
+def test_task_0_5_grades_the_export_the_submission_holds(tmp_path, grade):
+    student = tmp_path / "s"
+    assign("operators", student, keep=frozenset({"task0_5"}), cal=CAL, wheels=False)
+    export = student / "mt_examples" / "manual_weights.json"
+    course = export.read_text()  # the course's, kept with the task's code
+    res = grade(student, ("task0_5",))
+    assert scores(res) == full(res) == {"0.5": 10.0}
+
+    def task(res: dict) -> tuple[float, str]:
+        return scores(res)["0.5"], "\n".join(t["output"] for t in res["tests"])
+
+    # The grader reads the student's copy, never the course's: without one, the network's
+    # own checks pass and the export's fail; a link is not followed, a long file not read.
+    for kind in ("missing", "link", "long"):
+        export.unlink(missing_ok=True)
+        if kind == "link":
+            export.symlink_to(REPO / "examples" / "mt_examples" / "manual_weights.json")
+        elif kind == "long":
+            export.write_text(course + " " * grading.MAX_DATA_FILE)
+        score, output = task(grade(student, ("task0_5",)))
+        assert 0 < score < 4, (kind, output)  # the public part of the network's checks
+        assert "has no mt_examples/manual_weights.json" in output, kind
+        assert "mt_examples/manual_weights.json: not found in the submission" in output, kind
+    # Weights that do not separate one dataset cost its test only; a bad export says why.
+    data = json.loads(course)
+    data["networks"]["simple"]["weights"]["output.bias_0"] = -5.0
+    export.unlink()
+    export.write_text(json.dumps(data))
+    without, (score, output) = score, task(grade(student, ("task0_5",)))
+    assert without < score < 4
+    assert "separate_the_dataset[simple]" in output
+    assert "separate_the_dataset[diag]" not in output
+    assert "separate_the_dataset[split]" not in output
+    export.write_text('{"format": "minitorch-manual/1", "networks": {"simple": {"weights": 1}}}')
+    score, output = task(grade(student, ("task0_5",)))
+    assert score < 4
+    assert 'simple: no "weights" table' in output
+    # A network that labels by the rule of the data, not by its weights, fails its checks.
+    export.write_text(course)
+    edit(
+        student / "mt_examples" / "run_manual.py",
+        "        values = list(x)\n",
+        "        return 1.0 if x[0] < 0.2 or x[0] > 0.8 else 0.0\n        values = list(x)\n",
+    )
+    score, output = task(grade(student, ("task0_5",)))
+    assert score < 10
+    assert "test_network_applies_relu_then_sigmoid" in output
 
 
 def test_an_infinite_loop_costs_its_function_only(tmp_path, grade):
@@ -363,7 +450,7 @@ def test_a_file_that_does_not_parse_grades_its_functions_as_stubs_and_says_why(t
     init = tmp_path / "s/src/minitorch/operators/__init__.py"
     init.write_text("import this_module_does_not_exist\n" + init.read_text())  # never runs
     res = grade(tmp_path / "s", FUNCTIONS)
-    assert scores(res) == {"0.1": 10.0, "0.3": 0.0, "0.4": 10.0}
+    assert scores(res) == {"0.1": 10.0, "0.3": 0.0, "0.4": 10.0, "0.5": 10.0}
     out = next(t for t in res["tests"] if t["number"] == "0.3")["output"]
     assert "functional.py: it does not parse (line" in out
 

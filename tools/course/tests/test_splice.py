@@ -5,6 +5,7 @@ import textwrap
 
 import pytest
 
+from mtcourse.grader import splice
 from mtcourse.grader.splice import ROUTE_IMPORT, Unit, find_units, grader_copy, worker_copy
 
 SOLUTION = textwrap.dedent(
@@ -169,3 +170,24 @@ def test_units_are_found_by_name_wherever_the_student_put_them():
 
 def test_unit_dataclass_key():
     assert Unit("a.py", "C.f", "task0_1", False).key == "a.py:C.f"
+
+
+def test_a_function_is_untouched_while_its_code_is_the_stubs() -> None:
+    base = (
+        'def f(x):\n    """Doc."""\n    raise NotImplementedError("Task 0.1: f")\n\n\n'
+        "class A:\n    def g(self):\n        raise NotImplementedError\n"
+    )
+    assert splice.untouched(base, base, ["f", "A.g"])
+    # Graded as the stubs: a missing file, one that does not parse, a deleted function.
+    assert splice.untouched(base, None, ["f"])
+    assert splice.untouched(base, "def (", ["f"])
+    assert splice.untouched(base, "class A:\n    pass\n", ["f", "A.g"])
+    # Comments, imports and helpers beside the stubs do not change them.
+    assert splice.untouched(base, base.replace('"""Doc."""', '"""Doc."""  # mine'), ["f"])
+    assert splice.untouched(base, "import os\n" + base + "\ndef h():\n    pass\n", ["f", "A.g"])
+    body = base.replace('raise NotImplementedError("Task 0.1: f")', "return x")
+    assert not splice.untouched(base, body, ["f"])
+    assert splice.untouched(base, body, ["A.g"])
+    assert not splice.untouched(base, base.replace('"""Doc."""', '"""Other."""'), ["f"])
+    assert not splice.untouched(base, "import functools\n" + base.replace(
+        "def f", "@functools.cache\ndef f"), ["f"])  # fmt: skip

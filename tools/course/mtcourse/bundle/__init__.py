@@ -69,6 +69,7 @@ def grade_spec(layer: Layer, cal: Calendar) -> GradeSpec:
         layer.whole,
         tuple(sorted(layer.stand_ins.items())),
         _test_tasks(layer),
+        tuple(sorted(layer.submitted_files.items())),
     )
 
 
@@ -155,6 +156,11 @@ def write_course(layer: Layer, cal: Calendar, where: Path, data: Path | None = N
                 else:
                     (target / name).write_text(_solution_text(REPO / script), "utf-8")
     shutil.rmtree(starter_tmp)
+    # The course's own copies of the files a submission has that are not code (calibrating).
+    for rel in grade_spec(layer, cal).submitted_files:
+        target = where / "submitted-solution" / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(EXAMPLES.parent / rel, target)
     suite_tree(layer, where / "suite", hidden=True, data=data)
     return where
 

@@ -64,6 +64,7 @@ MIN_WALL = 60.0
 MAX_FILES = 5000
 MAX_BYTES = 50 << 20
 MAX_FILE = 2 << 20
+MAX_DATA_FILE = 64 << 10
 
 
 class SubmissionError(ValueError):
@@ -90,6 +91,8 @@ class GradeSpec:
     stand_ins: tuple[tuple[str, str], ...] = ()  # (graded module, its faster twin)
     # Test-writing tasks: (task, its test file in the starter, the tests the student writes).
     test_tasks: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
+    # (task, the files of the submission that are not code which its tests read).
+    submitted: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def to_json(self) -> str:
         """The spec as JSON (``spec.json``)."""
@@ -115,7 +118,13 @@ class GradeSpec:
             tuple(d.get("whole", ())),
             tuple((k, v) for k, v in d.get("stand_ins", ())),
             tuple((t, f, tuple(names)) for t, f, names in d.get("test_tasks", ())),
+            tuple((t, tuple(files)) for t, files in d.get("submitted", ())),
         )
+
+    @property
+    def submitted_files(self) -> tuple[str, ...]:
+        """Every file of the submission that is not code and that a task's tests read."""
+        return tuple(dict.fromkeys(f for _, files in self.submitted for f in files))
 
 
 @dataclass
@@ -216,11 +225,13 @@ class Submission:
 
     files: dict[str, str | None]  # relative path (as in units) -> text, None if unreadable
     notes: list[str]
+    # Files that are not code which tests read (``GradeSpec.submitted``): path -> text.
+    data: dict[str, str | None] = field(default_factory=dict)
 
 
-def _read(path: Path) -> str | None:
+def _read(path: Path, limit: int = MAX_FILE) -> str | None:
     try:
-        if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_FILE:
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > limit:
             return None
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
@@ -233,13 +244,16 @@ def find_submission(
     scratch: Path,
     units: list[splice.Unit],
     test_files: tuple[str, ...] = (),
+    data_files: tuple[str, ...] = (),
 ) -> Submission:
     """Read the files of ``submission`` that grading takes functions (or tests) from.
 
     ``submission`` is a starter folder, a zip of one, or a folder holding one zip;
-    ``test_files`` are the test-writing tasks' files (``tests/...``, from its root).
+    ``test_files`` are the test-writing tasks' files (``tests/...``, from its root);
+    ``data_files`` the files that are not code which tests read (``mt_examples/...``).
 
-    Only regular files are read (a link is not followed), each at most ``MAX_FILE`` bytes.
+    Only regular files are read (a link is not followed), each at most ``MAX_FILE`` bytes
+    (a data file at most ``MAX_DATA_FILE``).
 
     Raises:
         SubmissionError: if it does not exist, is empty, or holds no package of the layer.
@@ -282,7 +296,19 @@ def find_submission(
         files[rel] = text
         if text is None:
             notes.append(f"{rel}: not found in the submission (or not a UTF-8 text file)")
-    return Submission(files, notes)
+    data: dict[str, str | None] = {}
+    for rel in data_files:
+        data[rel] = None
+        for base in (pkg.parents[2], pkg.parents[1]):
+            data[rel] = _read(base / rel, MAX_DATA_FILE)
+            if data[rel] is not None:
+                break
+        if data[rel] is None:
+            notes.append(
+                f"{rel}: not found in the submission (or not a UTF-8 text file of at most "
+                f"{MAX_DATA_FILE // 1024} kB)"
+            )
+    return Submission(files, notes, data)
 
 
 # -------------------------------------------------------------------------- the copies
@@ -479,12 +505,24 @@ def run_harness(
     tfolder: Path,
     scratch: Path,
     timeout: float,
+    submitted: dict[str, str | None] | None = None,
 ) -> tuple[list[dict[str, Any]], str]:
-    """Run the harness for ``task`` with ``config``; its records and (bounded) output."""
+    """Run the harness for ``task`` with ``config``; its records and (bounded) output.
+
+    ``submitted`` (path -> text, None where the submission lacks it) are the files that
+    are not code which the tests read; they find them in ``$MTC_SUBMITTED``.
+    """
     spec = course.spec
     run = scratch / f"run-{task}-{config['mode']}"
     shutil.rmtree(run, ignore_errors=True)
     shutil.copytree(course.root / "suite", run)
+    given = run / ".submitted"
+    if submitted is not None:
+        for rel, text in submitted.items():
+            if text is not None:
+                (given / rel).parent.mkdir(parents=True, exist_ok=True)
+                (given / rel).write_text(text, "utf-8")
+        given.mkdir(exist_ok=True)
     out = run / ".records.jsonl"
     config = {"cpu": _cpu(0), **config, "out": str(out), "layer": spec.layer, "task": task}
     (run / ".harness.json").write_text(json.dumps(config), "utf-8")
@@ -496,6 +534,8 @@ def run_harness(
         MTC_HARNESS=str(run / ".harness.json"),
         MINITORCH_QUIET="1",
     )
+    if submitted is not None:
+        env["MTC_SUBMITTED"] = str(given)
     paths = [p for p in ("tests", "hidden") if (run / p).is_dir()]
     cmd = [str(course.python), "-m", "pytest", "-p", "_mtcourse_harness", "-p", "no:cacheprovider"]
     cmd += ["-q", "--tb=no", "-m", task, *paths]
@@ -587,6 +627,20 @@ def _whole(spec: GradeSpec, tid: str) -> dict[str, Any]:
     return {"whole": True, "scripts": [f"mt_examples.{Path(s).stem}" for s in spec.scripts]}
 
 
+def _submitted(
+    spec: GradeSpec, tid: str, data: dict[str, str | None]
+) -> dict[str, str | None] | None:
+    """The files that are not code which ``tid``'s tests read (None: they read none)."""
+    files = dict(spec.submitted).get(tid)
+    return None if files is None else {rel: data.get(rel) for rel in files}
+
+
+def course_files(course: Course) -> dict[str, str | None]:
+    """The course's own copies of the files of ``GradeSpec.submitted`` (calibrating)."""
+    base = course.root / "submitted-solution"
+    return {rel: _read(base / rel, MAX_DATA_FILE) for rel in course.spec.submitted_files}
+
+
 def _scratch(scratch: Path) -> tuple[Path, Path]:
     """Two folders: one only this user reads, one the worker's user reads too.
 
@@ -674,6 +728,7 @@ def calibrate(
             tfolder,
             private,
             3600.0,
+            _submitted(spec, tid, course_files(course)),
         )
         if not any("finished" in r for r in survey):
             raise RuntimeError(f"{tid}: the survey did not finish:\n{text[-4000:]}")
@@ -703,7 +758,15 @@ def calibrate(
             limits={},
             default_limit=[600.0, 1800.0],
         )
-        records, text = run_harness(course, tid, config, tfolder, private, 7200.0)
+        records, text = run_harness(
+            course,
+            tid,
+            config,
+            tfolder,
+            private,
+            7200.0,
+            _submitted(spec, tid, course_files(course)),
+        )
         failed = [r for r in records if "key" in r and r["outcome"] != "passed"]
         if failed or not any("finished" in r for r in records):
             shown = "\n".join(
@@ -727,10 +790,96 @@ def calibrate(
             "wall": time.monotonic() - t0,
             "survey_wall": sum(r.get("wall", 0.0) for r in survey if "nodeid" in r),
         }
+        if tid not in spec.whole:
+            stubs = _starter_records(course, tid, out["tasks"][tid], (private, public), mode)
+            if stubs is not None:
+                out["tasks"][tid]["starter"] = stubs
     if problems:
         raise RuntimeError("calibration failed:\n" + "\n".join(problems))
     path.write_text(json.dumps(out, indent=1) + "\n", "utf-8")
     return out
+
+
+def starter_submission(course: Course) -> Submission:
+    """The starter as the student got it, as a submission (every function a stub)."""
+    rels = {u.file for u in course.units}
+    base = course.root / "starter"
+    return Submission(
+        {rel: _package_file(base, course.spec.layer, rel).read_text("utf-8") for rel in rels}, []
+    )
+
+
+def _starter_records(
+    course: Course,
+    tid: str,
+    planned: dict[str, Any],
+    scratch: tuple[Path, Path],
+    mode: str,
+) -> list[dict[str, Any]] | None:
+    """Grade ``tid`` of the untouched starter once, calibrating.
+
+    What every submission whose functions of the task are the starter's stubs gets (see
+    :func:`untouched`); None if the run did not finish.
+    """
+    private, public = scratch
+    where = public / "starter-worker"
+    if not where.is_dir():
+        where.mkdir()
+        worker_folder(course, starter_submission(course), where, _owner(mode, 60000))
+    home = public / "homes" / f"{tid}-starter"
+    config = _grade_config(
+        course,
+        tid,
+        planned,
+        _worker_spec(course, where / "code", home, mode, 60000, private / f"{tid}-starter.log"),
+        limits=_limits(planned["runs"]),
+        default_limit=[MIN_CPU * 3, MIN_WALL * 3],
+    )
+    tfolder = _grader_folders(course)[
+        "full"
+        if tid in course.spec.training_tasks and "full" in _grader_folders(course)
+        else "solution"
+    ]
+    records, _ = run_harness(
+        course,
+        tid,
+        config,
+        tfolder,
+        private,
+        600.0 + 5 * planned["wall"],
+        _submitted(course.spec, tid, {}),
+    )
+    shutil.rmtree(home, ignore_errors=True)
+    if _owner(mode, 60000) is not None:
+        sandbox.sweep_files(60000)
+    return records if any("finished" in r for r in records) else None
+
+
+def untouched(course: Course, sub: Submission, tid: str) -> bool:
+    """Whether ``tid`` is graded as the starter was at calibration.
+
+    That is when every function of the task in ``sub`` is the starter's stub and the task
+    reads no file of the submission that is not code. A run of such a task depends on the
+    course's code and the stubs alone (the student's other functions never run in it: the
+    course's run in their place), so it earns what the starter earns, and the run is not
+    repeated for every student who has not started the task.
+    """
+    files = _submitted(course.spec, tid, sub.data)
+    if files is not None and any(text is not None for text in files.values()):
+        return False
+    by_file: dict[str, list[str]] = {}
+    for u in course.units:
+        if u.task == tid:
+            by_file.setdefault(u.file, []).append(u.qualname)
+    base = course.root / "starter"
+    return all(
+        splice.untouched(
+            _package_file(base, course.spec.layer, rel).read_text("utf-8"),
+            sub.files.get(rel),
+            names,
+        )
+        for rel, names in by_file.items()
+    )
 
 
 # ------------------------------------------------------------- test-writing tasks
@@ -1036,7 +1185,9 @@ def grade(
     t0 = time.monotonic()
     private, public = _scratch(scratch)
     test_files = tuple(f for _, f, _ in spec.test_tasks)
-    sub = find_submission(submission, spec.layer, private / "submission", units, test_files)
+    sub = find_submission(
+        submission, spec.layer, private / "submission", units, test_files, spec.submitted_files
+    )
     code, notes = worker_folder(course, sub, public / "worker", _owner(mode, uid))
     notes = sub.notes + notes
     folders = _grader_folders(course)
@@ -1080,19 +1231,25 @@ def grade(
         tfolder = folders[
             "full" if tid in spec.training_tasks and "full" in folders else "solution"
         ]
-        records, _ = run_harness(course, tid, config, tfolder, private, budget)
-        # What the worker kept of this task's (hidden) tests must not reach the next task's
-        # worker, which runs as the same user: its home, and what it left in /tmp & co.
-        shutil.rmtree(home, ignore_errors=True)
-        if _owner(mode, uid) is not None:
-            sandbox.sweep_files(uid)
+        if "starter" in task_cal and untouched(course, sub, tid):
+            records = task_cal["starter"]
+        else:
+            records, _ = run_harness(
+                course, tid, config, tfolder, private, budget, _submitted(spec, tid, sub.data)
+            )
+            # What the worker kept of this task's (hidden) tests must not reach the next
+            # task's worker, which runs as the same user: its home, and what it left in /tmp.
+            shutil.rmtree(home, ignore_errors=True)
+            if _owner(mode, uid) is not None:
+                sandbox.sweep_files(uid)
         error = None
         if not any("finished" in r for r in records):
             error = (
                 "The tests of this task stopped before the end (the time for the whole task "
                 "ran out); the tests that did not run count as failed."
             )
-        mine = [n for n in notes if any(n.startswith(u.file) for u in units if u.task == tid)]
+        own = [u.file for u in units if u.task == tid] + list(dict(spec.submitted).get(tid, ()))
+        mine = [n for n in notes if n.startswith(tuple(own))]
         entries += task_entries(plan, records, spec.output_limit, mine, error)
     out = results(
         entries,
@@ -1168,7 +1325,15 @@ def grade_units(
             "full" if tid in spec.training_tasks and "full" in folders else "solution"
         ]
         budget = 600.0 + 5 * task_cal["wall"] * len(entries)
-        records, _ = run_harness(course, tid, config, tfolder, private, budget)
+        records, _ = run_harness(
+            course,
+            tid,
+            config,
+            tfolder,
+            private,
+            budget,
+            _submitted(spec, tid, course_files(course)),
+        )
         for r in records:
             if "batch" in r:
                 out[r["batch"]].append(r)

@@ -216,6 +216,25 @@ def grader_copy(solution: str, units: list[Unit]) -> str:
     return _with_routes(solution, units)
 
 
+def untouched(starter: str, student: str | None, qualnames: list[str]) -> bool:
+    """Whether each function ``qualnames`` of ``student`` is still the starter's stub.
+
+    Compared as syntax trees (formatting and comments do not count; a changed docstring
+    or decorator does). A file that is missing or does not parse, and a function the
+    student deleted, count as untouched: their functions are graded as the stubs.
+    """
+    if student is None:
+        return True
+    try:
+        mine = _defs(ast.parse(student))
+    except SyntaxError:
+        return True
+    base = _defs(ast.parse(starter))
+    return all(
+        q not in mine or q not in base or ast.dump(mine[q]) == ast.dump(base[q]) for q in qualnames
+    )
+
+
 @dataclass
 class Taken:
     """What the worker's copy of a file took from the student's, for the record."""

@@ -11,7 +11,7 @@ from ..grader.scoring import PUBLIC_PART
 from ..grader.splice import find_units
 from ..layers import scan_blocks, script_blocks, written_test_blocks
 from ..markers import task_number
-from .workflow import INSTALL, task_command
+from .workflow import INSTALL, graded_tasks, task_command
 
 __all__ = ["REPORT", "own_layers_readme", "student_readme", "task_places"]
 
@@ -64,8 +64,14 @@ def task_section(
     )
     public = round(task.points * PUBLIC_PART, 2)
     training = task.id in cal.training_tasks(layer.name)
+    manual = task.id in graded_tasks("MANUAL")
     command = task_command(task.id)
-    if not training:
+    if manual:
+        run = (
+            f"set its weights and score them as the grader does with `{command}` (see The "
+            "network you set by hand below)"
+        )
+    elif not training:
         run = f"run its tests with `{command}`"
     elif command.startswith("pytest"):
         run = "its network is graded by training it (see Training below)"
@@ -76,6 +82,11 @@ def task_section(
             f"Points: {task.points:g} times the share of the course's mistakes in "
             f"{_tasks_phrase(list(task.tests_of))}'s functions that your tests catch (see "
             "Grading)."
+        )
+    elif manual:
+        points = (
+            f"Points: up to {public:g} as the graded checks pass, all {task.points:g} once "
+            "every one passes (see Grading)."
         )
     elif training:
         points = (
@@ -96,6 +107,11 @@ def task_section(
             "inputs Hypothesis draws. They run your own code of "
             f"{_tasks_phrase(list(task.tests_of))} here; the grader runs them on the "
             "course's code instead.\n\n"
+        )
+    elif manual:
+        needs = (
+            "Your network runs your operators and your `Module` here; the grader puts the "
+            "course's solution of the other tasks around your network.\n\n"
         )
     elif training:
         needs = (
@@ -273,6 +289,14 @@ def _training_readme(layer: Layer, cal: Calendar) -> str:
         f"\n{ast.get_docstring(ast.parse(path.read_text(encoding='utf-8'))) or ''}\n"
         for path in sorted(layer.training_tests.glob("test_*.py"))
     )
+    if set(scripts.values()) <= graded_tasks("MANUAL"):  # task 0.5: nothing is trained
+        return (
+            "\n## The network you set by hand\n\n"
+            "The script of this task is in `mt_examples/`, with the network for you to write "
+            "(its `NotImplementedError` names the task); the page with the sliders, the export "
+            "and the scoring are there. Run it from this folder:\n\n"
+            f"{rows}\n{graded}"
+        )
     return (
         "\n## Training\n\n"
         "The training script of this week is in `mt_examples/`, with the network for you to "

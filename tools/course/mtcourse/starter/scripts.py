@@ -32,7 +32,8 @@ def write_scripts(
     """Write ``where/mt_examples/``: the layer's training scripts and the helpers they import.
 
     Each script's solution blocks are replaced (as in the package) but those of the tasks
-    in ``keep``. Returns ``where``, or None if the layer has no training scripts.
+    in ``keep``, which also get their files that are not code (``submitted-files``).
+    Returns ``where``, or None if the layer has no training scripts.
     """
     blocks = script_blocks(layer, cal)
     if not blocks:
@@ -43,6 +44,12 @@ def write_scripts(
         shutil.copy2(EXAMPLES / name, pkg / name)
     for path, bl in blocks.items():
         (pkg / path.name).write_text(render(path.read_text(encoding="utf-8"), bl, keep), "utf-8")
+    # A kept task's files that are not code (the course's export of task 0.5's weights):
+    # what the solution has; a student's starter gets none.
+    for task, files in layer.submitted_files.items():
+        if task in keep:
+            for rel in files:
+                shutil.copy2(EXAMPLES.parent / rel, where / rel)
     return where
 
 

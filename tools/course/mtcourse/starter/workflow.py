@@ -47,7 +47,7 @@ def task_command(task_id: str) -> str:
     A training task's tests are not in the starter (grading trains the network), so its
     command trains and scores it as grading does.
     """
-    if task_id in graded_tasks("TASKS") | graded_tasks("NETWORKS"):
+    if task_id in graded_tasks("TASKS") | graded_tasks("NETWORKS") | graded_tasks("MANUAL"):
         return f"python -m mt_examples.graded {task_id}"
     return f"pytest -m {task_id}"
 
