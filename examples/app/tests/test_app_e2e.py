@@ -200,6 +200,10 @@ def test_manual_weights_set_in_the_browser_are_saved_and_pass(
     assert not state.errors, state.errors
     saved = run_manual.load_export(manual_export)
     assert saved["simple"]["output.bias_0"] == 5.0
+    # What the page saved is the course's export, which the grader grades in full
+    # (tools/course/tests/test_grade.py).
+    course = Path(run_manual.__file__).with_name(run_manual.EXPORT_NAME)
+    assert saved == run_manual.load_export(course)
     for dataset, values in saved.items():
         score = run_manual.score(dataset, run_manual.build(dataset, values))
         assert score.passed, score.message

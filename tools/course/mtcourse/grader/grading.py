@@ -655,6 +655,11 @@ def _scratch(scratch: Path) -> tuple[Path, Path]:
     return private, public
 
 
+def _tests_folder(spec: GradeSpec, folders: dict[str, Path], tid: str) -> Path:
+    """The grader's copy ``tid``'s tests run in: the whole solution for a training task."""
+    return folders["full" if tid in spec.training_tasks and "full" in folders else "solution"]
+
+
 def _grader_folders(course: Course) -> dict[str, Path]:
     """The grader's copies, made once in the course folder.
 
@@ -711,9 +716,7 @@ def calibrate(
         if _test_task(spec, tid) is not None:
             out["tasks"][tid] = _calibrate_tests(course, tid, (private, public), mode, problems)
             continue
-        tfolder = folders[
-            "full" if tid in spec.training_tasks and "full" in folders else "solution"
-        ]
+        tfolder = _tests_folder(spec, folders, tid)
         task_units = [u.key for u in units if u.task == tid]
         t0 = time.monotonic()
         survey, text = run_harness(
@@ -835,11 +838,7 @@ def _starter_records(
         limits=_limits(planned["runs"]),
         default_limit=[MIN_CPU * 3, MIN_WALL * 3],
     )
-    tfolder = _grader_folders(course)[
-        "full"
-        if tid in course.spec.training_tasks and "full" in _grader_folders(course)
-        else "solution"
-    ]
+    tfolder = _tests_folder(course.spec, _grader_folders(course), tid)
     records, _ = run_harness(
         course,
         tid,
@@ -1228,9 +1227,7 @@ def grade(
             + 5 * task_cal["wall"]
             + sum(2 * w for _, w in limits.values()) / max(len(limits), 1) * len(task_units)
         )
-        tfolder = folders[
-            "full" if tid in spec.training_tasks and "full" in folders else "solution"
-        ]
+        tfolder = _tests_folder(spec, folders, tid)
         if "starter" in task_cal and untouched(course, sub, tid):
             records = task_cal["starter"]
         else:
@@ -1321,9 +1318,7 @@ def grade_units(
             default_limit=[MIN_CPU * 3, MIN_WALL * 3],
             cpu=_cpu(uid - 60000),
         )
-        tfolder = folders[
-            "full" if tid in spec.training_tasks and "full" in folders else "solution"
-        ]
+        tfolder = _tests_folder(spec, folders, tid)
         budget = 600.0 + 5 * task_cal["wall"] * len(entries)
         records, _ = run_harness(
             course,
