@@ -55,18 +55,18 @@ def test_shards_merge_into_the_gradebook_of_the_whole_class(env, tmp_path, capsy
     assert [r["student"] for r in two] == ["ben", "dee", "fay", "hal"]
     assert merge_grades([tmp_path / "g1.csv", tmp_path / "g2.csv"], tmp_path / "all.csv") == 8
     book = rows(tmp_path / "all.csv")
-    columns = ["0.1", "0.2", "0.3", "0.4", "total"]
+    columns = ["0.1", "0.2", "0.3", "0.4", "0.5", "total"]
     assert list(next(iter(book.values()))) == ["student", *columns, "status"]
     share = 10 / 17
     expected = {
-        "ana": ("10.00", "10.00", "10.00", "10.00", "40.00"),
-        "ben": ("0.00", "0.00", "0.00", "0.00", "0.00"),
-        "cai": ("0.00", "0.00", "0.00", "10.00", "10.00"),
-        "dee": (f"{10 - share:.2f}", "0.00", "10.00", "10.00", f"{30 - share:.2f}"),
-        "eve": ("10.00", "0.00", "0.00", "0.00", "10.00"),
-        "fay": ("0.00", "0.00", "0.00", "10.00", "10.00"),
-        "gus": ("0.00", "0.00", "0.00", "0.00", "0.00"),
-        "hal": ("0.00", "0.00", "0.00", "0.00", "0.00"),
+        "ana": ("10.00", "10.00", "10.00", "10.00", "10.00", "50.00"),
+        "ben": ("0.00", "0.00", "0.00", "0.00", "0.00", "0.00"),
+        "cai": ("0.00", "0.00", "0.00", "10.00", "0.00", "10.00"),
+        "dee": (f"{10 - share:.2f}", "0.00", "10.00", "10.00", "10.00", f"{40 - share:.2f}"),
+        "eve": ("10.00", "0.00", "0.00", "0.00", "0.00", "10.00"),
+        "fay": ("0.00", "0.00", "0.00", "10.00", "0.00", "10.00"),
+        "gus": ("0.00", "0.00", "0.00", "0.00", "0.00", "0.00"),
+        "hal": ("0.00", "0.00", "0.00", "0.00", "0.00", "0.00"),
     }
     for student, row in expected.items():
         r = book[student]
@@ -77,7 +77,7 @@ def test_shards_merge_into_the_gradebook_of_the_whole_class(env, tmp_path, capsy
     }
     # Each student's results.json is beside the gradebook.
     res = json.loads((tmp_path / "g1-results/ana/results.json").read_text())
-    assert res["score"] == 40
+    assert res["score"] == 50
     # A rerun keeps what is done: nothing is graded again.
     stamp = (tmp_path / "g1-results/ana/results.json").stat().st_mtime_ns
     again = grade_all(folder, "operators", tmp_path / "g1.csv", jobs=2, shard="1/2", env=env)
