@@ -285,9 +285,6 @@ def _assignment(text: str) -> tuple[str, float]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line: print the export's scores, ``--set`` weights, or open the page."""
-    if argv is None and _in_streamlit():
-        page()
-        return 0
     parser = argparse.ArgumentParser(
         prog="python run_manual.py",
         description=(
@@ -383,7 +380,11 @@ def page(network: type = Network, path: Path | None = None) -> None:
         st.error(f"{path} cannot be read ({e}); Save writes a new one.")
         saved = {}
     dataset = st.radio("Dataset", DATASETS, horizontal=True, key="manual_dataset")
-    names = parameter_names(dataset)
+    try:
+        names = parameter_names(dataset)
+    except NotImplementedError as e:  # the page names the weights with task 0.4's code
+        st.warning(f"{e}: the page lists the network's weights with it; write it first.")
+        return
     low, high = WEIGHT_RANGE
     columns = st.columns(min(len(names), 3))
     # Each dataset's weights as last set, kept while another dataset is shown (Streamlit
@@ -466,4 +467,9 @@ def _figure(dataset: str, grid: list[list[float]]) -> Any:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # ``--app`` runs this file under Streamlit: there it draws the page and must not end
+    # the script with ``sys.exit``, which stops Streamlit's run before the page is done.
+    if _in_streamlit():
+        page()
+    else:
+        sys.exit(main())

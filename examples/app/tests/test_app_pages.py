@@ -142,6 +142,21 @@ def test_manual_page_redraws_with_the_sliders_and_saves_the_export(
 
 
 @pytest.mark.task0_5
+def test_the_starters_page_runs_as_a_script_under_streamlit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `python run_manual.py --app` (a starter has no explorer) runs the script itself under
+    # Streamlit: it must draw the page, not end the run as its command line does.
+    from mt_examples import run_manual
+
+    monkeypatch.setenv("MINITORCH_MANUAL_EXPORT", str(tmp_path / "manual_weights.json"))
+    at = AppTest.from_file(run_manual.__file__, default_timeout=TIMEOUT).run()
+    assert not at.exception, at.exception
+    assert at.title[0].value == "Set the weights by hand"
+    assert metrics(at)["accuracy"].endswith("%")
+
+
+@pytest.mark.task0_5
 def test_manual_page_says_when_the_export_cannot_be_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
