@@ -16,6 +16,7 @@ from typing import Any
 from .bundle import layer_units, write_course
 from .config import Calendar, load_calendar
 from .grader import grading, sandbox
+from .grader.selfcheck import self_inspect
 from .runner import make_venv
 from .suite import data_subset, wheelhouse
 
@@ -78,10 +79,24 @@ def grading_env(
     python = make_venv(root / "venv", wheels, reqs)
     data = data_subset(layer, root / "data", data_dir, required=False)
     course = grading.Course(write_course(layer, cal, root / "course", data), python)
-    mode = sandbox.isolation(isolation)
+    # A worker of its own user (``user`` isolation) runs the environment's Python: it may
+    # pass through ``root`` to the venv, and reads nothing else of it.
+    root.chmod(0o711)
+    for part in root.iterdir():
+        if part.name != "venv":
+            part.chmod(0o700)
+    mode = sandbox.isolation(isolation, str(python))
     sandbox.become_subreaper()
     with tempfile.TemporaryDirectory(prefix=f"course-calibrate-{layer.name}-") as tmp:
+        Path(tmp).chmod(0o755)
         grading.calibrate(course, Path(tmp), mode, tasks)
+        report = self_inspect(course, Path(tmp) / "selfcheck", mode)
+    if report["leaks"]:
+        path, secret = report["leaks"][0]
+        raise RuntimeError(
+            f"the worker could read the course's files in {mode} isolation: {path} is the "
+            f"course's {secret} ({len(report['leaks'])} such files); nothing is graded"
+        )
     return GradingEnv(layer.name, course, mode)
 
 
@@ -105,9 +120,7 @@ def grade(
     cal = cal or load_calendar()
     with tempfile.TemporaryDirectory(prefix=f"course-grade-{layer_name}-") as tmp:
         # A submission that cannot be graded at all says so before the environment is built.
-        grading.find_submission(
-            student, layer_name, Path(tmp) / "look", layer_units(cal.layer(layer_name), cal)
-        )
+        grading.find_submission(student, layer_name, layer_units(cal.layer(layer_name), cal))
         env = grading_env(
             layer_name,
             Path(tmp) / "env",

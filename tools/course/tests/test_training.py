@@ -82,12 +82,12 @@ def test_the_grader_reads_the_students_script_and_never_its_helpers(tmp_path):
         Unit("mt_examples/train_tensor.py", "Network.forward", "task2_5", False),
         Unit("tensor_data.py", "to_index", "task2_1", False),
     ]
-    sub = find_submission(starter, "tensor", tmp_path / "scratch", units)
+    sub = find_submission(starter, "tensor", units)
     assert sub.files["mt_examples/train_tensor.py"] == "NETWORK = 'mine'\n"
     assert set(sub.files) == {"mt_examples/train_tensor.py", "tensor_data.py"}  # no toy.py
     # A submission without the script still grades its package (the training tests fail).
     (starter / "mt_examples/train_tensor.py").unlink()
-    sub = find_submission(starter, "tensor", tmp_path / "again", units)
+    sub = find_submission(starter, "tensor", units)
     assert sub.files["mt_examples/train_tensor.py"] is None
     assert any(n.startswith("mt_examples/train_tensor.py: not found") for n in sub.notes)
 

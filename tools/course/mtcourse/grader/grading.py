@@ -24,6 +24,7 @@ whatever is left of them, and scores the runs their records describe; it writes
 from __future__ import annotations
 
 import ast
+import hashlib
 import json
 import os
 import platform
@@ -145,6 +146,21 @@ class Course:
         raw = json.loads((self.root / "units.json").read_text(encoding="utf-8"))
         return [splice.Unit(**u) for u in raw]
 
+    def held_out_seed(self) -> int:
+        """The seed of the held-out points the training tasks' networks are scored on.
+
+        A secret of the course's: derived from its hidden tests (which no student has),
+        so the same bundle scores every student, and its calibration, on the same points;
+        never 0 (the training points' seed) nor 1 (the starter's practice points).
+        """
+        digest = hashlib.sha256(b"held-out points")
+        hidden = self.root / "suite" / "hidden"
+        for path in sorted(hidden.rglob("*")) if hidden.is_dir() else []:
+            if path.is_file():
+                digest.update(path.relative_to(hidden).as_posix().encode() + b"\0")
+                digest.update(path.read_bytes())
+        return 2 + int.from_bytes(digest.digest()[:4], "big") % (2**31 - 3)
+
     def calibration(self) -> dict[str, Any]:
         """What :func:`calibrate` measured (raises if it has not run)."""
         path = self.root / "calibration.json"
@@ -166,57 +182,180 @@ def unit_names(units: list[splice.Unit]) -> dict[str, str]:
 
 
 # ------------------------------------------------------------------------- submissions
+#
+# A submission is read here, once, into plain texts (path inside it -> text); nothing
+# after this reads the student's folder or zip again. Only regular files are read: a
+# symbolic link anywhere on a path (a parent folder included), a device, a fifo or a
+# socket is refused with a line of feedback, never followed or opened.
+
+_SKIP = {"__pycache__", ".pytest_cache", ".hypothesis", ".git", ".venv", "venv", "wheels"}
+_DEPTH = 8  # folders below the submission's root that are read
 
 
-def _safe_extract(path: Path, where: Path) -> Path:
-    """Unzip ``path`` into ``where``: regular files only, within the size limits."""
+@dataclass
+class Tree:
+    """A submission as plain data: its regular files' texts and what was refused."""
+
+    files: dict[str, str | None] = field(default_factory=dict)  # None: not UTF-8, too large
+    refused: dict[str, str] = field(default_factory=dict)  # path -> why it was not read
+    size: int = 0
+
+    def add(self, rel: str, raw: bytes | None, name: str) -> None:
+        """Keep ``raw`` (None: too large to read) as the text of ``rel``."""
+        if len(self.files) >= MAX_FILES:
+            raise SubmissionError(f"{name} holds more than {MAX_FILES} files")
+        if raw is not None:
+            self.size += len(raw)
+            if self.size > MAX_BYTES:
+                raise SubmissionError(f"{name} holds more than {MAX_BYTES} bytes of files")
+        try:
+            self.files[rel] = None if raw is None else raw.decode("utf-8")
+        except UnicodeDecodeError:
+            self.files[rel] = None
+
+    def why_missing(self, rel: str) -> str:
+        """Why ``rel`` is not among the files: a refused entry on its path, or absence."""
+        for bad, why in self.refused.items():
+            if rel == bad or rel.startswith(bad + "/"):
+                return f"{rel}: not read: {bad} is {why}"
+        return f"{rel}: not found in the submission (or not a UTF-8 text file)"
+
+
+def _kind(mode: int) -> str | None:
+    """What a non-regular, non-folder file is, in words (None for a regular file)."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISLNK(mode):
+        return "a symbolic link (links are not followed: submit the files themselves)"
+    if stat.S_ISFIFO(mode):
+        return "a fifo (only regular files are read)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device (only regular files are read)"
+    if stat.S_ISSOCK(mode):
+        return "a socket (only regular files are read)"
+    return "not a regular file"
+
+
+def _read_regular(dir_fd: int, name: str, limit: int) -> bytes | None:
+    """The bytes of the regular file ``name`` in ``dir_fd`` (None if over ``limit``).
+
+    Opened without following a link and without blocking (a fifo swapped in after the
+    folder was listed is not waited on), then checked to be a regular file.
+    """
+    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise SubmissionError(f"{name} changed while it was read")
+        if st.st_size > limit:
+            return None
+        chunks, left = [], limit + 1
+        while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
+        return None if len(data) > limit else data
+    finally:
+        os.close(fd)
+
+
+def read_folder(root: Path) -> Tree:
+    """Every regular file below ``root`` (its resolved self), no link followed.
+
+    Each folder is opened relative to its parent's descriptor with ``O_NOFOLLOW``, so no
+    path component, parents included, can lead outside ``root``.
+
+    Raises:
+        SubmissionError: past the limits on files and bytes.
+    """
+    tree = Tree()
+    top = os.open(root.resolve(), os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    todo: list[tuple[int, str, int]] = [(top, "", 0)]
+    try:
+        while todo:
+            fd, prefix, depth = todo.pop()
+            try:
+                with os.scandir(fd) as it:
+                    entries = sorted(it, key=lambda e: e.name)
+                for e in entries:
+                    rel = prefix + e.name
+                    mode = e.stat(follow_symlinks=False).st_mode
+                    if stat.S_ISDIR(mode):
+                        if e.name in _SKIP or depth >= _DEPTH:
+                            continue
+                        sub = os.open(
+                            e.name,
+                            os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                            dir_fd=fd,
+                        )
+                        todo.append((sub, rel + "/", depth + 1))
+                    elif (why := _kind(mode)) is not None:
+                        tree.refused[rel] = why
+                    else:
+                        tree.add(rel, _read_regular(fd, e.name, MAX_FILE), root.name)
+            except OSError as e:
+                tree.refused[prefix.rstrip("/") or "."] = f"unreadable ({e.strerror})"
+            finally:
+                os.close(fd)
+    finally:
+        for fd, _, _ in todo:
+            os.close(fd)
+    return tree
+
+
+def read_zip(path: Path) -> Tree:
+    """Every regular member of the zip ``path``, read into memory (nothing is unpacked).
+
+    Raises:
+        SubmissionError: if it is not a zip, holds a path outside it, or passes the limits
+            (its real sizes count, not those it claims).
+    """
+    tree = Tree()
     try:
         with zipfile.ZipFile(path) as z:
             infos = z.infolist()
             if len(infos) > MAX_FILES:
                 raise SubmissionError(f"{path.name} holds more than {MAX_FILES} files")
-            if sum(i.file_size for i in infos) > MAX_BYTES * 4:
-                raise SubmissionError(f"{path.name} unpacks to more than {MAX_BYTES * 4} bytes")
             for info in infos:
-                mode = info.external_attr >> 16
-                if stat.S_ISLNK(mode) or info.is_dir():
-                    continue
-                target = (where / info.filename).resolve()
-                if not target.is_relative_to(where.resolve()):
+                name = info.filename.replace("\\", "/")
+                parts = [p for p in name.split("/") if p not in ("", ".")]
+                if name.startswith("/") or ".." in parts or ":" in (parts[0] if parts else ""):
                     raise SubmissionError(f"{path.name} holds a path outside it: {info.filename}")
-                if info.file_size > MAX_FILE:
+                if not parts or info.is_dir():
                     continue
-                target.parent.mkdir(parents=True, exist_ok=True)
-                with z.open(info) as src, open(target, "wb") as dst:
-                    dst.write(src.read(MAX_FILE + 1)[:MAX_FILE])
+                rel = "/".join(parts)
+                if any(p in _SKIP for p in parts[:-1]) or len(parts) > _DEPTH + 1:
+                    continue
+                mode = info.external_attr >> 16
+                why = _kind(mode) if stat.S_IFMT(mode) else None
+                if why is not None:
+                    tree.refused[rel] = why
+                    continue
+                if info.file_size > MAX_FILE:
+                    tree.add(rel, None, path.name)
+                    continue
+                with z.open(info) as src:
+                    raw = src.read(MAX_FILE + 1)
+                tree.add(rel, raw if len(raw) <= MAX_FILE else None, path.name)
     except zipfile.BadZipFile as e:
         raise SubmissionError(f"{path.name} is not a valid zip file: {e}") from None
-    return where
+    except (OSError, EOFError, RuntimeError, NotImplementedError, ValueError) as e:
+        if isinstance(e, SubmissionError):
+            raise
+        raise SubmissionError(
+            f"{path.name} could not be unpacked: {type(e).__name__}: {e}"
+        ) from None
+    return tree
 
 
-_SKIP = {"__pycache__", ".pytest_cache", ".hypothesis", ".git", ".venv", "venv", "wheels"}
-
-
-def _find_dir(root: Path, layer: str, depth: int = 4) -> Path | None:
-    """The shallowest ``minitorch/<layer>`` with an ``__init__.py`` (no links followed)."""
-    level = [root]
-    for _ in range(depth + 2):
-        nxt: list[Path] = []
-        for d in level:
-            pkg = d / "minitorch" / layer
-            init = pkg / "__init__.py"
-            if init.is_file() and not init.is_symlink() and not pkg.is_symlink():
-                return pkg
-            try:
-                nxt += [
-                    c
-                    for c in sorted(d.iterdir())
-                    if c.is_dir() and not c.is_symlink() and c.name not in _SKIP
-                ]
-            except OSError:
-                continue
-        level = nxt[:2000]
-    return None
+def _package(tree: Tree, layer: str) -> str | None:
+    """The shallowest ``.../minitorch/<layer>`` folder of ``tree`` with an ``__init__.py``."""
+    tail = f"minitorch/{layer}/__init__.py"
+    found = [rel for rel in tree.files if rel == tail or rel.endswith("/" + tail)]
+    if not found:
+        return None
+    best = min(found, key=lambda r: (r.count("/"), r))
+    return best[: -len("/__init__.py")]
 
 
 @dataclass
@@ -230,6 +369,7 @@ class Submission:
 
 
 def _read(path: Path, limit: int = MAX_FILE) -> str | None:
+    """A file of the course's own (never a student's: those are read by :func:`read_tree`)."""
     try:
         if path.is_symlink() or not path.is_file() or path.stat().st_size > limit:
             return None
@@ -238,10 +378,39 @@ def _read(path: Path, limit: int = MAX_FILE) -> str | None:
         return None
 
 
+def read_tree(submission: Path, layer: str) -> Tree:
+    """``submission`` (a starter folder, a zip of one, or a folder holding one zip) as data.
+
+    Raises:
+        SubmissionError: if it does not exist, is empty, or cannot be read.
+    """
+    try:
+        st = os.lstat(submission)
+    except OSError:
+        raise SubmissionError(f"{submission} does not exist") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise SubmissionError(f"{submission} is a symbolic link: submit the files themselves")
+    try:
+        if stat.S_ISDIR(st.st_mode):
+            tree = read_folder(submission)
+            if not any(not r.split("/")[0].startswith(".") for r in [*tree.files, *tree.refused]):
+                raise SubmissionError(f"{submission} is empty: nothing was submitted")
+            zips = [r for r in tree.files if "/" not in r and r.endswith(".zip")]
+            if _package(tree, layer) is None and len(zips) == 1:
+                tree = read_zip(submission / zips[0])
+            return tree
+        if stat.S_ISREG(st.st_mode) and (
+            submission.suffix == ".zip" or zipfile.is_zipfile(submission)
+        ):
+            return read_zip(submission)
+    except OSError as e:
+        raise SubmissionError(f"{submission} could not be read: {e.strerror or e}") from None
+    raise SubmissionError(f"{submission} is neither a folder nor a zip file")
+
+
 def find_submission(
     submission: Path,
     layer: str,
-    scratch: Path,
     units: list[splice.Unit],
     test_files: tuple[str, ...] = (),
     data_files: tuple[str, ...] = (),
@@ -251,63 +420,59 @@ def find_submission(
     ``submission`` is a starter folder, a zip of one, or a folder holding one zip;
     ``test_files`` are the test-writing tasks' files (``tests/...``, from its root);
     ``data_files`` the files that are not code which tests read (``mt_examples/...``).
-
-    Only regular files are read (a link is not followed), each at most ``MAX_FILE`` bytes
-    (a data file at most ``MAX_DATA_FILE``).
+    It is read once, as plain files (:func:`read_tree`): each regular file at most
+    ``MAX_FILE`` bytes (a data file at most ``MAX_DATA_FILE``), no link followed.
 
     Raises:
         SubmissionError: if it does not exist, is empty, or holds no package of the layer.
     """
-    if not submission.exists():
-        raise SubmissionError(f"{submission} does not exist")
-    root = submission
-    if submission.is_dir():
-        entries = [p for p in submission.iterdir() if not p.name.startswith(".")]
-        if not entries:
-            raise SubmissionError(f"{submission} is empty: nothing was submitted")
-        zips = [p for p in entries if p.suffix == ".zip" and p.is_file() and not p.is_symlink()]
-        if _find_dir(submission, layer) is None and len(zips) == 1:
-            root = _safe_extract(zips[0], scratch / "unzipped")
-    elif submission.suffix == ".zip" or zipfile.is_zipfile(submission):
-        root = _safe_extract(submission, scratch / "unzipped")
-    else:
-        raise SubmissionError(f"{submission} is neither a folder nor a zip file")
-    pkg = _find_dir(root, layer)
+    tree = read_tree(submission, layer)
+    pkg = _package(tree, layer)
     if pkg is None:
+        links = [f"{r} is {w}" for r, w in tree.refused.items() if "minitorch" in r or "src" in r]
         raise SubmissionError(
             f"{submission} holds no src/minitorch/{layer}/ package: submit the whole starter "
-            "folder (or a zip of it)"
+            "folder (or a zip of it)" + "".join(f"\n{line}" for line in links[:5])
         )
+    parts = pkg.split("/")
+    # The package's folder, its ``src/``, the starter's root (as prefixes of tree paths).
+    base1 = "/".join(parts[:-2])
+    base2 = "/".join(parts[:-3])
+
+    def at(base: str, rel: str) -> str:
+        return f"{base}/{rel}" if base else rel
+
     files: dict[str, str | None] = {}
     notes: list[str] = []
     for rel in test_files:
-        files[rel] = _read(pkg.parents[2] / rel)
+        files[rel] = tree.files.get(at(base2, rel))
         if files[rel] is None:
-            notes.append(f"{rel}: not found in the submission (or not a UTF-8 text file)")
+            notes.append(tree.why_missing(at(base2, rel)).replace(at(base2, rel), rel, 1))
     for rel in sorted({u.file for u in units}):
         if rel.startswith("mt_examples/"):
-            text = None
-            for base in (pkg.parents[2], pkg.parents[1]):
-                text = _read(base / rel)
-                if text is not None:
-                    break
+            places = [at(base2, rel), at(base1, rel)]
         else:
-            text = _read(pkg / rel)
+            places = [f"{pkg}/{rel}"]
+        text = next((tree.files[p] for p in places if tree.files.get(p) is not None), None)
         files[rel] = text
         if text is None:
-            notes.append(f"{rel}: not found in the submission (or not a UTF-8 text file)")
+            notes.append(tree.why_missing(places[0]).replace(places[0], rel, 1))
     data: dict[str, str | None] = {}
     for rel in data_files:
-        data[rel] = None
-        for base in (pkg.parents[2], pkg.parents[1]):
-            data[rel] = _read(base / rel, MAX_DATA_FILE)
-            if data[rel] is not None:
-                break
-        if data[rel] is None:
-            notes.append(
-                f"{rel}: not found in the submission (or not a UTF-8 text file of at most "
-                f"{MAX_DATA_FILE // 1024} kB)"
-            )
+        places = [at(base2, rel), at(base1, rel)]
+        found = [tree.files[p] for p in places if tree.files.get(p) is not None]
+        text = found[0] if found else None
+        if text is not None and len(text.encode("utf-8")) > MAX_DATA_FILE:
+            text = None
+        data[rel] = text
+        if text is None:
+            missing = tree.why_missing(places[0])
+            if "not found" in missing:
+                missing = (
+                    f"{rel}: not found in the submission (or not a UTF-8 text file of at "
+                    f"most {MAX_DATA_FILE // 1024} kB)"
+                )
+            notes.append(missing.replace(places[0], rel, 1))
     return Submission(files, notes, data)
 
 
@@ -411,10 +576,11 @@ def worker_folder(
         path.chmod(0o755 if path.is_dir() else 0o644)
     if owner is not None:
         # A worker that runs as a user of its own reads its copy, and no other worker
-        # (another student's, graded at the same time) does.
-        for path in [where, *where.rglob("*")]:
-            os.chown(path, owner, owner)
-        where.chmod(0o700)
+        # (another student's, graded at the same time) does: the folder is its group's.
+        # It owns none of it: it cannot change its code between runs, and the sweep of
+        # what it owns after a run leaves its copy alone.
+        os.chown(where, 0, owner)
+        where.chmod(0o750)
     return code, notes
 
 
@@ -533,6 +699,9 @@ def run_harness(
         PYTHONDONTWRITEBYTECODE="1",
         MTC_HARNESS=str(run / ".harness.json"),
         MINITORCH_QUIET="1",
+        # The test process scores trained networks on points of this seed; the worker's
+        # environment is its own (``_worker_spec``) and never holds it.
+        MT_GRADED_SEED=str(course.held_out_seed()),
     )
     if submitted is not None:
         env["MTC_SUBMITTED"] = str(given)
@@ -597,6 +766,9 @@ def _worker_spec(
         "mode": isolation,
         "home": str(home),
         "readable": [str(code)],
+        # Never shown to it, whatever Python's search path says: the course, and the
+        # grader's private scratch (the tests, the records).
+        "hidden": [str(course.root), str(home.parents[2] / "private")],
         "uid": uid,
         "env": env,
         "argv": [str(course.python), "-I", "-c", boot],
@@ -696,7 +868,7 @@ def calibrate(
             on the solution alone, a function no test uses).
     """
     spec, units = course.spec, course.units
-    mode = sandbox.isolation(isolation)
+    mode = sandbox.isolation(isolation, str(course.python))
     private, public = _scratch(scratch)
     folders = _grader_folders(course)
     names = unit_names(units)
@@ -771,6 +943,31 @@ def calibrate(
             _submitted(spec, tid, course_files(course)),
         )
         failed = [r for r in records if "key" in r and r["outcome"] != "passed"]
+        passed = {(r["nodeid"], r["key"]) for r in records if r.get("outcome") == "passed"}
+        unrun = [
+            f"{t} with {names.get(k, k)}"
+            for t, ks in plan.items()
+            for k in ks
+            if (t, k) not in passed
+        ]
+        if plan and not passed:
+            # Not one run of the course's own code passed: the worker does not start here.
+            log = private / f"{tid}.log"
+            said = log.read_text("utf-8", "replace").strip()[-1500:] if log.is_file() else ""
+            why = next((_err(r).get("message", "") for r in records if "key" in r and _err(r)), "")
+            raise RuntimeError(
+                f"calibration failed: the worker could not start in {mode} isolation "
+                f"({tid}: none of the course's {len(unrun)} planned runs passed: "
+                f"{why[:300] or 'no record'})" + (f"\nthe worker said:\n{said}" if said else "")
+            )
+        if unrun and not failed:
+            # Every planned run must leave a passed record: a worker that never started
+            # (its Python unreadable to its user) would otherwise calibrate a task whose
+            # every grading is 0.
+            problems.append(
+                f"{tid}: {len(unrun)} of the solution's planned runs left no record "
+                f"(the worker could not start, or the tests stopped): {unrun[0]}\n{text[-2000:]}"
+            )
         if failed or not any("finished" in r for r in records):
             shown = "\n".join(
                 f"  {r['nodeid']} with {names.get(r['key'], r['key'])}: "
@@ -1180,13 +1377,11 @@ def grade(
     """
     spec, units = course.spec, course.units
     cal = course.calibration()
-    mode = sandbox.isolation(isolation or cal.get("isolation"))
+    mode = sandbox.isolation(isolation or cal.get("isolation"), str(course.python))
     t0 = time.monotonic()
     private, public = _scratch(scratch)
     test_files = tuple(f for _, f, _ in spec.test_tasks)
-    sub = find_submission(
-        submission, spec.layer, private / "submission", units, test_files, spec.submitted_files
-    )
+    sub = find_submission(submission, spec.layer, units, test_files, spec.submitted_files)
     code, notes = worker_folder(course, sub, public / "worker", _owner(mode, uid))
     notes = sub.notes + notes
     folders = _grader_folders(course)
@@ -1277,7 +1472,7 @@ def grade_units(
     """
     spec, units = course.spec, course.units
     cal = course.calibration()
-    mode = sandbox.isolation(isolation or cal.get("isolation"))
+    mode = sandbox.isolation(isolation or cal.get("isolation"), str(course.python))
     private, public = _scratch(scratch)
     folders = _grader_folders(course)
     codes = {}
@@ -1353,12 +1548,32 @@ def results_for_error(spec: GradeSpec, units: list[splice.Unit], message: str) -
     return res
 
 
+def selfcheck_command(course: Course, isolation: str | None) -> int:
+    """``grader selfcheck``: the probe as a worker (:mod:`selfcheck`); 1 if it read a secret."""
+    from .selfcheck import self_inspect
+
+    wanted = isolation or course.calibration().get("isolation")
+    with tempfile.TemporaryDirectory(prefix="mtc-selfcheck-") as tmp:
+        Path(tmp).chmod(0o755)
+        report = self_inspect(course, Path(tmp), wanted)
+    print(
+        f"self-inspection in {report['isolation']} isolation: {report['seen']} files "
+        f"readable, {report['hashed']} hashed against {report['secrets']} files of the course"
+    )
+    for path, secret in report["leaks"][:20]:
+        print(f"  the worker can read {path}: it is the course's {secret}")
+    if report["leaks"]:
+        print("refusing: a worker could read the course's files in this sandbox")
+        return 1
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
-    """The bundle's entry: ``python -m grader calibrate|grade`` in ``$AUTOGRADER_ROOT``."""
+    """The bundle's entry: ``python -m grader calibrate|grade|selfcheck``."""
     import argparse
 
     parser = argparse.ArgumentParser(prog="grader")
-    parser.add_argument("command", choices=["calibrate", "grade"])
+    parser.add_argument("command", choices=["calibrate", "grade", "selfcheck"])
     parser.add_argument("--course", type=Path, default=None)
     parser.add_argument("--isolation", default=None)
     args = parser.parse_args(argv)
@@ -1375,6 +1590,8 @@ def main(argv: list[str] | None = None) -> int:
         for line in calibration_notes(cal):
             print(line)
         return 0
+    if args.command == "selfcheck":
+        return selfcheck_command(course, args.isolation)
     out = root / "results" / "results.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="mtc-grade-") as tmp:
@@ -1383,6 +1600,10 @@ def main(argv: list[str] | None = None) -> int:
             res = grade(course, root / "submission", Path(tmp), args.isolation)
         except SubmissionError as e:
             res = results_for_error(course.spec, course.units, str(e))
+        except OSError as e:  # the submission's own files (a name the disk refuses, ...)
+            res = results_for_error(
+                course.spec, course.units, f"the submission could not be read: {e}"
+            )
     sandbox.reap()
     tmp_out = out.with_suffix(".tmp")
     tmp_out.write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
