@@ -2,9 +2,13 @@
 
 The toy tasks (1.5, 2.5, 3.5): grading trains your network with the task's training script
 and options on each of the ``DATASETS`` (``POINTS`` points, seed ``SEED``), then counts the
-points the trained network labels correctly: at least ``THRESHOLD`` of them on every
-dataset. Task 4.5 (``NETWORKS``): grading trains each network with its script on the first
-items of the real data (``subset.GRADED``) and measures its accuracy on the held-out
+*held-out* points the trained network labels correctly: ``HELD_OUT_POINTS`` other points of
+the same dataset, drawn with a seed of the course's that you do not have
+(``held_out_seed``; when you run this module, ``PRACTICE_SEED``), never the points it
+trained on. At least ``THRESHOLD`` of them on every dataset: a network that learned the
+shape of the classes passes, one that remembers its training points does not. Task 4.5
+(``NETWORKS``): grading trains each network with its script on the first items of the real
+data (``subset.GRADED``) and measures its accuracy on the held-out
 images or sentences against the network's threshold. Task 0.5 (``MANUAL``) trains nothing:
 ``python -m mt_examples.graded task0_5`` scores the weights exported from its script's page
 (``run_manual``), as grading does. The course's grading tests import
@@ -26,6 +30,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import os
 import re
 import sys
 import tempfile
@@ -37,9 +42,12 @@ from typing import Any
 
 __all__ = [
     "DATASETS",
+    "HELD_OUT_ENV",
+    "HELD_OUT_POINTS",
     "MANUAL",
     "NETWORKS",
     "POINTS",
+    "PRACTICE_SEED",
     "SEED",
     "TASKS",
     "THRESHOLD",
@@ -47,6 +55,7 @@ __all__ = [
     "Network",
     "ToyTask",
     "command",
+    "held_out_seed",
     "labels",
     "main",
     "mnist_score",
@@ -64,6 +73,28 @@ DATASETS = ("simple", "split", "xor")
 #: Points per dataset, and the seed of the data and of the initial weights.
 POINTS = 50
 SEED = 0
+#: Held-out points per dataset a trained network is scored on (more than it trains on:
+#: a correct network's accuracy on them varies less from one draw to the next).
+HELD_OUT_POINTS = 500
+#: The seed of the held-out points this module scores on when you run it; grading draws
+#: its own with a seed of the course's (``held_out_seed``).
+PRACTICE_SEED = 1
+#: Where grading gives the seed of its held-out points (the test process only).
+HELD_OUT_ENV = "MT_GRADED_SEED"
+
+
+def held_out_seed() -> int:
+    """The seed of the points a trained network is scored on (never ``SEED``'s)."""
+    raw = os.environ.get(HELD_OUT_ENV)
+    if raw is None:
+        return PRACTICE_SEED
+    try:
+        seed = int(raw)
+    except ValueError:
+        raise ValueError(f"${HELD_OUT_ENV} must be an integer seed, got {raw!r}") from None
+    if seed == SEED:
+        raise ValueError(f"${HELD_OUT_ENV} is the training seed {SEED}: the points must differ")
+    return seed
 
 
 @dataclass(frozen=True)
@@ -152,16 +183,25 @@ def labels(task: ToyTask, model: Any) -> Callable[[list[list[float]]], list[bool
     return tensor_labels
 
 
-def score(dataset: str, label: Callable[[list[list[float]]], list[bool]]) -> Score:
-    """Count the graded points of ``dataset`` that ``label`` puts in their class."""
+def score(
+    dataset: str, label: Callable[[list[list[float]]], list[bool]], seed: int | None = None
+) -> Score:
+    """Count the held-out points of ``dataset`` that ``label`` puts in their class.
+
+    The ``HELD_OUT_POINTS`` points are drawn with ``seed`` (default: :func:`held_out_seed`);
+    ``seed=SEED`` counts the ``POINTS`` training points themselves (task 0.5, whose weights
+    are set by hand on the points its page shows).
+    """
     from mt_examples.toy import ToyConfig, make_data
 
-    data, _ = make_data(ToyConfig(dataset, points=POINTS, seed=SEED))
+    seed = held_out_seed() if seed is None else seed
+    points = POINTS if seed == SEED else HELD_OUT_POINTS
+    data, _ = make_data(ToyConfig(dataset, points=points, seed=seed))
     predicted = label(data.X)
     if len(predicted) != data.N:
         raise ValueError(f"{dataset}: {len(predicted)} labels for {data.N} points")
     correct = sum(bool(p) == (y == 1) for p, y in zip(predicted, data.y, strict=True))
-    return Score(dataset, correct, data.N)
+    return Score(dataset, correct, data.N, items="points" if seed == SEED else "held-out points")
 
 
 @dataclass(frozen=True)
@@ -359,6 +399,11 @@ def _main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error(f"{args.task} trains on {', '.join(DATASETS)}, not {args.dataset}")
     task = TASKS[args.task]
     script = importlib.import_module(f"mt_examples.{task.script}")
+    print(
+        f"(scored on {HELD_OUT_POINTS} held-out points per dataset, seed {held_out_seed()}, "
+        f"not the {POINTS} it trains on; grading draws its own)",
+        flush=True,
+    )
     scores = []
     for dataset in [args.dataset] if args.dataset else DATASETS:
         print(f"$ {command(task, dataset, args.epochs)}", flush=True)

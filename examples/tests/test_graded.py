@@ -32,9 +32,9 @@ def test_a_score_passes_at_the_threshold_and_not_below() -> None:
 def test_score_counts_the_points_in_their_class() -> None:
     every_one = graded.score("xor", lambda points: [True] * len(points))
     every_zero = graded.score("xor", lambda points: [False] * len(points))
-    assert every_one.total == every_zero.total == graded.POINTS
-    assert every_one.correct + every_zero.correct == graded.POINTS
-    with pytest.raises(ValueError, match="1 labels for 50 points"):
+    assert every_one.total == every_zero.total == graded.HELD_OUT_POINTS
+    assert every_one.correct + every_zero.correct == graded.HELD_OUT_POINTS
+    with pytest.raises(ValueError, match="1 labels for 500 points"):
         graded.score("xor", lambda points: [True])
 
 
@@ -42,8 +42,33 @@ def test_score_counts_the_points_in_their_class() -> None:
 def test_a_trained_network_is_scored_like_its_own_final_accuracy(name, script) -> None:
     task = graded.TASKS[name]
     result = graded.train(task, script, "simple", epochs=3)
-    got = graded.score("simple", graded.labels(task, result.model))
+    got = graded.score("simple", graded.labels(task, result.model), seed=graded.SEED)
     assert got.correct == round(result.final_accuracy * got.total)
+
+
+def test_a_network_is_scored_on_points_it_never_trained_on(monkeypatch) -> None:
+    """A lookup table of the training points (the course's loop trains nothing) fails."""
+    from mt_examples.toy import ToyConfig, make_data
+
+    for dataset in graded.DATASETS:
+        seen, _ = make_data(ToyConfig(dataset, points=graded.POINTS, seed=graded.SEED))
+        table = {tuple(x): y == 1 for x, y in zip(seen.X, seen.y, strict=True)}
+
+        def lookup(points: list[list[float]], table: dict = table) -> list[bool]:
+            return [table.get(tuple(p), False) for p in points]
+
+        assert graded.score(dataset, lookup, seed=graded.SEED).correct == graded.POINTS
+        held_out = graded.score(dataset, lookup)
+        assert held_out.items == "held-out points"
+        assert not held_out.passed, held_out.message
+    monkeypatch.setenv(graded.HELD_OUT_ENV, "12345")  # grading's own seed
+    assert graded.held_out_seed() == 12345
+    monkeypatch.setenv(graded.HELD_OUT_ENV, str(graded.SEED))
+    with pytest.raises(ValueError, match="training seed"):
+        graded.held_out_seed()
+    monkeypatch.setenv(graded.HELD_OUT_ENV, "x")
+    with pytest.raises(ValueError, match="integer seed"):
+        graded.held_out_seed()
 
 
 def test_main_prints_each_score_and_exits_1_below_the_threshold(capsys) -> None:

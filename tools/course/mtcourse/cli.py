@@ -219,6 +219,16 @@ def main(argv: list[str] | None = None) -> int:
         first, *_ = str(e).splitlines() or [""]
         print(f"error: {first if isinstance(e, grading.SubmissionError) else e}", file=sys.stderr)
         return 2
+    except RuntimeError as e:
+        if args.command not in ("grade", "grade-all"):
+            raise
+        # The grader refuses rather than give zeros: the course's own solution did not
+        # earn every point here (calibration), or no sandbox can run the worker.
+        first, *rest = str(e).splitlines() or [""]
+        print(f"error: not graded: {first}", file=sys.stderr)
+        for line in rest[:40]:
+            print(f"  {line}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

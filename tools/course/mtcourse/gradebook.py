@@ -31,7 +31,7 @@ from .grade import GradingEnv, grading_env
 from .grader import grading, sandbox
 from .layers import CourseError
 
-__all__ = ["grade_all", "merge_grades", "submissions"]
+__all__ = ["cell", "grade_all", "merge_grades", "submissions", "uncell"]
 
 
 def submissions(folder: Path) -> dict[str, Path]:
@@ -89,13 +89,33 @@ def _row(
     return row
 
 
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+"""What makes a spreadsheet read a cell as a formula (OWASP's list for CSV injection)."""
+
+
+def cell(value: Any) -> str:
+    """``value`` as a gradebook cell that a spreadsheet shows as text, never evaluates.
+
+    A cell starting with one of :data:`FORMULA_START` (a submission folder named
+    ``=HYPERLINK(...)``) gets a leading ``'``, as OWASP recommends; :func:`uncell` reads
+    it back as it was.
+    """
+    text = str(value)
+    return "'" + text if text.startswith(FORMULA_START) else text
+
+
+def uncell(text: str) -> str:
+    """The value of a cell :func:`cell` wrote."""
+    return text[1:] if text.startswith("'") and text[1:].startswith(FORMULA_START) else text
+
+
 def _write_csv(path: Path, columns: list[str], rows: list[dict[str, Any]]) -> None:
     tmp = path.with_suffix(".tmp")
     with tmp.open("w", newline="", encoding="utf-8") as f:
         w = csv.DictWriter(f, fieldnames=columns)
-        w.writeheader()
+        w.writerow({c: cell(c) for c in columns})
         for row in sorted(rows, key=lambda r: r["student"]):
-            w.writerow(row)
+            w.writerow({k: cell(v) for k, v in row.items()})
     tmp.replace(path)
 
 
@@ -214,7 +234,8 @@ def merge_grades(parts: list[Path], out: Path) -> int:
                 columns = list(reader.fieldnames or [])
             elif list(reader.fieldnames or []) != columns:
                 raise CourseError(f"{part} has other columns than {parts[0]}")
-            for row in reader:
+            for raw in reader:
+                row = {k: uncell(v) for k, v in raw.items()}
                 old = rows.get(row["student"])
                 if old is not None and old != row:
                     raise CourseError(

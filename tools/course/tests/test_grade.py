@@ -543,3 +543,39 @@ def test_the_files_a_user_mode_worker_left_in_shared_folders_are_swept(tmp_path)
     assert not link.is_symlink()
     assert mine.read_text() == "the grader's"  # a link is removed, never followed
     assert theirs.exists()
+
+
+# The grader refuses rather than give zeros: the course's own solution must earn every
+# point through the worker on this machine first.
+
+
+@pytest.fixture
+def no_worker(monkeypatch):
+    """Every worker's Python is one its sandbox cannot start (as a 0700 pyenv in /root)."""
+    real = grading._worker_spec
+
+    def broken(*args, **kwargs):
+        spec = real(*args, **kwargs)
+        return {**spec, "argv": ["/nonexistent/python", *spec["argv"][1:]]}
+
+    monkeypatch.setattr(grading, "_worker_spec", broken)
+
+
+def test_grade_refuses_where_the_worker_cannot_start(tmp_path, capsys, no_worker):
+    assign("operators", tmp_path / "s", keep=ALL, cal=CAL, wheels=False)
+    out = tmp_path / "results.json"
+    args = ["grade", str(tmp_path / "s"), "--layer", "operators", "--out", str(out)]
+    assert main([*args, "--task", "task0_1"]) == 1
+    err = capsys.readouterr().err
+    assert "not graded: calibration failed: the worker could not start" in err.splitlines()[0]
+    assert not out.exists()
+
+
+def test_grade_all_refuses_where_the_worker_cannot_start(tmp_path, capsys, no_worker):
+    folder = tmp_path / "class"
+    assign("operators", folder / "alice", keep=ALL, cal=CAL, wheels=False)
+    out = tmp_path / "grades.csv"
+    assert main(["grade-all", str(folder), "--layer", "operators", "--out", str(out)]) == 1
+    assert "the worker could not start" in capsys.readouterr().err
+    assert not out.exists()
+    assert not any((tmp_path / "grades-results").glob("*/results.json"))

@@ -99,3 +99,22 @@ def test_bad_arguments_are_clear_errors(tmp_path, capsys):
     code = main(["grade-all", str(tmp_path / "nope"), "--layer", "operators", "--out", "g.csv"])
     assert code == 2
     assert "not a folder of submissions" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "name", ['=HYPERLINK("http://x","y")', "@SUM(1+1)", "+1", "-2+3", "\tTAB", "\rCR", "ok"]
+)
+def test_a_cell_a_spreadsheet_would_evaluate_is_written_as_text(tmp_path, name):
+    """OWASP's rule for CSV injection: a leading ' on = + - @ tab CR; the name reads back."""
+    from mtcourse.gradebook import _write_csv, cell, uncell
+
+    out = tmp_path / "grades.csv"
+    _write_csv(out, ["student", "status"], [{"student": name, "status": f"error: {name}"}])
+    with out.open(newline="", encoding="utf-8") as f:
+        (row,) = list(csv.DictReader(f))
+    assert not row["student"].startswith(("=", "+", "-", "@", "\t", "\r"))
+    assert uncell(row["student"]) == name == uncell(cell(name))
+    assert row["status"] == f"error: {name}"  # starts with "e": left as it is
+    merged = tmp_path / "merged.csv"
+    merge_grades([out], merged)
+    assert merged.read_text(encoding="utf-8") == out.read_text(encoding="utf-8")  # not twice

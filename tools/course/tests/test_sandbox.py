@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import os
 import platform
+import shutil
 import struct
 import subprocess
 import sys
+import tempfile
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -98,3 +101,78 @@ def test_the_filter_names_the_calls_that_make_processes_and_their_answers():
     errno = 0x00050000  # SECCOMP_RET_ERRNO | errno
     assert {errno | 11, errno | 38} <= answers  # EAGAIN (fork, vfork, clone), ENOSYS (clone3)
     assert 0x7FFF0000 in answers  # SECCOMP_RET_ALLOW: every other call
+
+
+# ------------------------------------------------------------------ what a run leaves behind
+
+ZOMBIES = textwrap.dedent(
+    """
+    import os, subprocess, sys
+    from pathlib import Path
+    from mtcourse.grader import sandbox
+    sandbox.become_subreaper()  # as the grader's test process is
+    mode, home = sys.argv[1], Path(sys.argv[2])
+    for i in range(5):
+        jail = sandbox.Jail(mode, home / str(i))
+        proc = sandbox.spawn(["/bin/sleep", "60"], jail, sandbox.Limits())
+        assert sandbox.kill(proc, jail)
+    me = os.getpid()
+    left = [p for p, parent in sandbox._parents().items() if parent == me]
+    print("children left:", len(left))
+    """
+)
+
+
+@pytest.mark.parametrize("mode", ["bwrap", "none"])
+def test_every_killed_worker_is_collected_not_left_a_zombie(tmp_path, mode):
+    """Five workers started and killed leave no process of theirs, zombies included."""
+    if mode == "bwrap" and sandbox.isolation() != "bwrap":
+        pytest.skip("bubblewrap is not usable here")
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = subprocess.run(
+        [sys.executable, "-c", ZOMBIES, mode, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": here},
+        check=True,
+    ).stdout
+    assert "children left: 0" in out, out
+
+
+def test_every_folder_any_user_may_write_is_swept():
+    """/run/lock and /var/lock as well as /tmp: a worker's note to the next run is found."""
+    found = sandbox.shared_folders()
+    for usual in ("/tmp", "/var/tmp", "/dev/shm", "/run/lock"):
+        if os.path.isdir(usual):
+            assert os.path.realpath(usual) in found, (usual, found)
+    for folder in found:
+        assert os.stat(folder).st_mode & 0o002, folder  # each is world-writable
+
+
+def test_user_isolation_is_refused_where_its_user_cannot_run_python(tmp_path, monkeypatch):
+    """A Python only root can reach (a pyenv in /root, mode 700): refused, the cause named."""
+    if os.geteuid() != 0:
+        pytest.skip("user isolation needs root")
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    python = private / "python"
+    python.write_text("#!/bin/sh\nexit 0\n")
+    python.chmod(0o755)
+    problem = sandbox.user_problem(str(python))
+    assert problem is not None
+    assert "cannot run" in problem, problem
+    assert "ermission" in problem, problem
+    with pytest.raises(RuntimeError, match="the worker could not start"):
+        sandbox.isolation("user", str(python))
+    monkeypatch.setattr(sandbox, "_bwrap_works", lambda: False)
+    with pytest.raises(RuntimeError, match="no isolation can run it"):
+        sandbox.isolation(None, str(python))  # never "none" for a student's code as root
+    readable = Path(tempfile.mkdtemp(prefix="mtc-open-", dir="/tmp"))  # pytest's is 700
+    try:
+        readable.chmod(0o755)
+        shutil.copy(python, readable / "python")
+        assert sandbox.user_problem(str(readable / "python")) is None
+        assert sandbox.isolation(None, str(readable / "python")) == "user"
+    finally:
+        shutil.rmtree(readable)

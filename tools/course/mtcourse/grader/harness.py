@@ -172,6 +172,7 @@ def _start_worker() -> None:
         tuple(Path(p) for p in spec["readable"]),
         int(spec["uid"]),
         {**spec["env"], "MTC_FD": str(theirs.fileno())},
+        tuple(Path(p) for p in spec.get("hidden", ())),
     )
     limits = sb.Limits(**spec["limits"])
     proc = sb.spawn(
@@ -294,6 +295,9 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     _CONFIG.update(json.loads(Path(path).read_text(encoding="utf-8")))
     route.SIDE = "T"
+    # What outlives a killed sandbox (bwrap's init, a worker's children) comes back here
+    # and is collected after each kill (``sandbox.kill``), not left a zombie.
+    _sandbox.become_subreaper()
     cpu = _CONFIG.get("cpu")
     if cpu is not None and hasattr(os, "sched_setaffinity"):
         # The grader and the worker take turns (each waits while the other works): on one

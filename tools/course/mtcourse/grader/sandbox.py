@@ -43,7 +43,19 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["Jail", "Limits", "descendants", "isolation", "kill", "spawn", "tree_cpu"]
+__all__ = [
+    "Jail",
+    "Limits",
+    "SandboxError",
+    "descendants",
+    "isolation",
+    "kill",
+    "reap_zombies",
+    "shared_folders",
+    "spawn",
+    "tree_cpu",
+    "user_problem",
+]
 
 
 @dataclass(frozen=True)
@@ -67,6 +79,9 @@ class Jail:
         home: the worker's writable folder (its home, cwd and Numba cache).
         readable: folders the worker reads (its code, the Python installation).
         uid: the user it runs as in ``user`` mode (and inside the bwrap sandbox).
+        env: the worker's environment.
+        hidden: folders of the grader's (the course, its private scratch): a folder the
+            sandbox would show that holds one of them, or lies inside one, is refused.
     """
 
     mode: str
@@ -74,6 +89,7 @@ class Jail:
     readable: tuple[Path, ...] = ()
     uid: int = 65534
     env: dict[str, str] = field(default_factory=dict)
+    hidden: tuple[Path, ...] = ()  # folders no bound folder may hold (the course's)
 
 
 @functools.cache
@@ -122,26 +138,79 @@ def no_new_processes() -> bytes | None:
         return f.read()
 
 
-def isolation(wanted: str | None = None) -> str:
+def user_problem(python: str, uid: int = 60000) -> str | None:
+    """Why a worker running as ``uid`` cannot start ``python`` here (None: it can).
+
+    ``user`` isolation runs the worker as a user of its own, who must be able to execute
+    the grading Python and read its installation: a Python under a private home (a pyenv
+    in ``/root``, mode 700) or a grading folder only root reads keeps it out, and every
+    test would then fail without a line of the student's code having run.
+    """
+    if os.geteuid() != 0:
+        return "user isolation needs root"
+    try:
+        proc = subprocess.run(
+            [python, "-I", "-c", "import encodings, json, socket"],
+            env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/"},
+            cwd="/",
+            user=uid,
+            group=uid,
+            extra_groups=[],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError) as e:
+        return f"user {uid} cannot run {python}: {e}"
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
+        return f"user {uid} cannot run {python}: {last[:300]}"
+    return None
+
+
+def isolation(wanted: str | None = None, python: str | None = None) -> str:
     """The strongest level this machine offers, or ``wanted`` if it works here.
 
+    With ``python`` (the interpreter the worker runs), ``user`` is offered only where a
+    user of its own can start it (:func:`user_problem`). As root, ``none`` (the student's
+    code running as root, unconfined) is never chosen unasked.
+
     Raises:
-        RuntimeError: if ``wanted`` is a level this machine cannot give.
+        RuntimeError: if ``wanted`` is a level this machine cannot give, or (as root) no
+            level can run the worker; the message names the cause.
     """
     levels = []
+    why: dict[str, str] = {}
     # As root, the process limit does not hold in the sandbox: only with the filter.
-    if _bwrap_works() and (os.geteuid() != 0 or no_new_processes() is not None):
+    if not _bwrap_works():
+        why["bwrap"] = "bubblewrap is not installed here, or cannot make user namespaces"
+    elif os.geteuid() == 0 and no_new_processes() is None:
+        why["bwrap"] = "as root it needs libseccomp and pyseccomp (for its process filter)"
+    else:
         levels.append("bwrap")
     if os.geteuid() == 0:
-        levels.append("user")
+        problem = user_problem(python) if python is not None else None
+        if problem is None:
+            levels.append("user")
+        else:
+            why["user"] = problem
+    else:
+        why["user"] = "user isolation needs root"
+    if wanted is None and os.geteuid() == 0 and not levels:
+        raise RuntimeError(
+            "the worker could not start: no isolation can run it here ("
+            + "; ".join(f"{k}: {v}" for k, v in why.items())
+            + "); install bubblewrap (tools/course/install-sandbox.sh), or make the grading "
+            "Python readable by other users"
+        )
     levels.append("none")
     if wanted is None:
         return levels[0]
     if wanted not in levels:
         raise RuntimeError(
-            f"isolation {wanted!r} is not available here (available: {', '.join(levels)}); "
-            "bwrap needs the bubblewrap package and user namespaces (and, as root, "
-            "libseccomp with pyseccomp), user needs root"
+            f"the worker could not start: isolation {wanted!r} is not available here "
+            f"({why.get(wanted, 'unknown level')}; available: {', '.join(levels)})"
         )
     return wanted
 
@@ -169,15 +238,21 @@ def _system_binds() -> list[str]:
 
 def _python_paths(python: Path) -> list[Path]:
     """What running ``python`` reads: its installation, its environment, their site dirs."""
+    # Asked as the worker runs (``-I``, an environment of its own): the caller's
+    # ``PYTHONPATH`` (the grader's copy of the solution, in its test process) must not
+    # become a folder the sandbox shows.
     probe = subprocess.run(
         [
             str(python),
+            "-I",
             "-c",
             "import sys, os; print('\\n'.join([sys.prefix, sys.base_prefix, *sys.path]))",
         ],
         capture_output=True,
         text=True,
         check=True,
+        env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+        cwd="/",  # an empty entry of the path (``-c`` before 3.11) is then "/", not kept
     )
     paths = {Path(p).resolve() for p in probe.stdout.splitlines() if p.strip()}
     paths.add(Path(os.path.realpath(python)).parent.parent)
@@ -192,6 +267,29 @@ def _python_paths(python: Path) -> list[Path]:
 def python_paths(python: str) -> tuple[Path, ...]:
     """:func:`_python_paths`, once per interpreter."""
     return tuple(_python_paths(Path(python)))
+
+
+class SandboxError(RuntimeError):
+    """The worker cannot be started as asked (a folder it would see is the course's)."""
+
+
+def shown(python: str, jail: Jail) -> tuple[Path, ...]:
+    """The folders a ``bwrap`` sandbox binds beside the system's: Python's and ``readable``.
+
+    Raises:
+        SandboxError: if one of them holds, or lies inside, a folder of ``jail.hidden``.
+    """
+    paths = (*python_paths(python), *(Path(p).resolve() for p in jail.readable))
+    for p in paths:
+        for h in jail.hidden:
+            h = Path(h).resolve()
+            if p.is_relative_to(h) or h.is_relative_to(p):
+                how = "lies inside" if p.is_relative_to(h) else "holds"
+                raise SandboxError(
+                    f"the worker would see {p}, which {how} the grader's {h}: the grading "
+                    "Python's search path reaches the course"
+                )
+    return paths
 
 
 def _limit(limits: Limits, new_net: bool) -> None:
@@ -230,7 +328,7 @@ def spawn(
         cmd = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session"]
         cmd += _system_binds()
         cmd += ["--proc", "/proc", "--dev", "/dev", "--size", str(256 << 20), "--tmpfs", "/tmp"]
-        for p in (*python_paths(python), *jail.readable):
+        for p in shown(python, jail):
             cmd += ["--ro-bind", str(p), str(p)]
         # Its home is a size-limited tmpfs too: a disk it cannot fill (and gone with it).
         cmd += ["--size", str(limits.disk), "--tmpfs", str(jail.home), "--chdir", str(jail.home)]
@@ -394,8 +492,12 @@ def kill(proc: subprocess.Popen[bytes], jail: Jail, timeout: float = 10.0) -> bo
     """
     deadline = time.monotonic() + timeout
     mine = jail.mode == "none"  # orphans come back to this process (a subreaper)
+    ever: set[int] = set()  # what ran below the worker: orphaned once it is killed
+    me = os.getpid()
+    before = {p for p, parent in _parents().items() if parent == me} - {proc.pid}
     while True:
         below = descendants(os.getpid() if mine else proc.pid)
+        ever.update(below)
         for p in [proc.pid, *below]:
             with contextlib.suppress(OSError):
                 os.kill(p, signal.SIGKILL)
@@ -406,28 +508,108 @@ def kill(proc: subprocess.Popen[bytes], jail: Jail, timeout: float = 10.0) -> bo
             _kill_uid(jail.uid)
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=0.5)
+        reap_zombies(keep=(proc.pid,))
         left = descendants(os.getpid() if mine else proc.pid)
+        left += [p for p in ever if _lingers(p)]
         if jail.mode == "user":
             left += _of_uid(jail.uid)
         if proc.poll() is not None and not left:
+            # A child bwrap was making as it was killed was in no list above: orphaned,
+            # it comes back here (a subreaper) a moment later, and is killed and collected.
+            settle = time.monotonic() + 0.05
+            while time.monotonic() < settle:
+                reap_zombies()
+                late = {p for p, parent in _parents().items() if parent == me} - before
+                if late:
+                    for p in late:
+                        with contextlib.suppress(OSError):
+                            os.kill(p, signal.SIGKILL)
+                    settle = min(time.monotonic() + 0.05, deadline)
+                time.sleep(0.005)
             return True
         if time.monotonic() > deadline:
             return False
 
 
-SHARED_FOLDERS = ("/tmp", "/var/tmp", "/dev/shm")
+def _lingers(pid: int) -> bool:
+    """Whether ``pid`` still runs, or is a zombie this process must still collect."""
+    fields = _stat(pid)
+    if fields is None:
+        return False
+    return fields[0] not in ("Z", "X") or int(fields[1]) == os.getpid()
+
+
+def reap_zombies(keep: tuple[int, ...] = ()) -> int:
+    """Collect every child of this process that has ended (but ``keep``); how many.
+
+    Killing a sandbox orphans what ran inside it (bwrap's own init, a worker's children);
+    they come back to this process, a subreaper (:func:`become_subreaper`), and stay as
+    zombies until waited for: one a worker start, never collected until the grading
+    ended, would fill the process table over a class.
+    """
+    me, n = os.getpid(), 0
+    for pid, parent in _parents().items():
+        if parent != me or pid in keep:
+            continue
+        fields = _stat(pid)
+        if fields is None or fields[0] not in ("Z", "X"):
+            continue
+        with contextlib.suppress(ChildProcessError, OSError):
+            if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                n += 1
+    return n
+
+
+SHARED_FOLDERS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/var/lock", "/run/shm")
 """Folders every user may write: a worker running as a user of its own can leave files there."""
 
+_NOT_WALKED = ("/proc", "/sys")
 
-def sweep_files(uid: int, folders: tuple[str, ...] = SHARED_FOLDERS) -> int:
+
+@functools.cache
+def shared_folders(depth: int = 3) -> tuple[str, ...]:
+    """:data:`SHARED_FOLDERS` and every other folder any user may write, ``depth`` deep.
+
+    ``user`` isolation keeps a worker's writes from the next run by sweeping these after
+    each: whatever this machine makes world-writable (``/run/lock``, a spool), not only
+    the usual three.
+    """
+    found = {os.path.realpath(p) for p in SHARED_FOLDERS if os.path.isdir(p)}
+    level = ["/"]
+    for _ in range(depth):
+        nxt = []
+        for d in level:
+            try:
+                entries = list(os.scandir(d))
+            except OSError:
+                continue
+            for e in entries:
+                if e.path in _NOT_WALKED:
+                    continue
+                try:
+                    if not e.is_dir(follow_symlinks=False):
+                        continue
+                    if e.stat(follow_symlinks=False).st_mode & stat.S_IWOTH:
+                        found.add(e.path)
+                    else:
+                        nxt.append(e.path)
+                except OSError:
+                    continue
+        level = nxt[:5000]
+    return tuple(sorted(found))
+
+
+def sweep_files(uid: int, folders: tuple[str, ...] | None = None) -> int:
     """Delete every file and folder ``uid`` owns below ``folders``; return how many.
+
+    ``folders`` defaults to every folder any user may write (:func:`shared_folders`).
 
     A worker that runs as a user of its own (``user`` mode) could keep what one task's
     hidden tests showed it in ``/tmp`` for the next task's worker (the same uid) to print
     into a public test's feedback. Links are removed, never followed.
     """
     removed = 0
-    for top in folders:
+    for top in shared_folders() if folders is None else folders:
         for root, dirs, files in os.walk(top, topdown=False, followlinks=False):
             for name in [*files, *dirs]:
                 path = os.path.join(root, name)

@@ -38,4 +38,7 @@ fi
 # worker that runs a student's code is another user, or sees none of them at all.
 chmod -R go-rwx "$SOURCE"
 chmod 755 "$ROOT"
+# Prove it: a probe started as a worker is, hashing every file it can read, must find
+# none of the course's (the solution, the hidden tests, the graded data); else no grading.
+(cd "$SOURCE" && "$VPY" -m grader selfcheck --course "$SOURCE/course")
 echo "autograder of @PACKAGE@ ready"
