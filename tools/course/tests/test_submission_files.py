@@ -159,7 +159,21 @@ def test_a_zip_that_lies_about_its_sizes_reads_at_most_the_limit(tmp_path):
 
 def test_the_tree_is_one_value_of_texts(tmp_path):
     root = starter(tmp_path / "student")
-    (root / "notes.bin").write_bytes(b"\xff\xfe")
+    (root / "notes.txt").write_bytes(b"\xff\xfe")
     tree = read_tree(root, "operators")
     assert tree.files["src/minitorch/operators/__init__.py"] == ""
-    assert tree.files["notes.bin"] is None  # not UTF-8: kept as unreadable, never decoded
+    assert tree.files["notes.txt"] is None  # not UTF-8: kept as unreadable, never decoded
+
+
+def test_a_students_downloaded_data_is_neither_read_nor_counted(tmp_path, monkeypatch):
+    """A starter folder with data beside the code (task 4.5 downloads into ./data) grades."""
+    from mtcourse.grader import grading
+
+    monkeypatch.setattr(grading, "MAX_BYTES", 1 << 20)
+    root = starter(tmp_path / "student")
+    (root / "data").mkdir()
+    for i in range(3):
+        (root / "data" / f"part{i}.gz").write_bytes(b"\0" * (1 << 20))
+    sub = find_submission(root, "operators", UNITS)
+    assert "NotImplementedError" in (sub.files["operators.py"] or "")
+    assert not any(r.startswith("data/") for r in read_tree(root, "operators").files)

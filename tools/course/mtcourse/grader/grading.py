@@ -190,6 +190,9 @@ def unit_names(units: list[splice.Unit]) -> dict[str, str]:
 
 _SKIP = {"__pycache__", ".pytest_cache", ".hypothesis", ".git", ".venv", "venv", "wheels"}
 _DEPTH = 8  # folders below the submission's root that are read
+#: The files grading may read (code, tests, exports); others (a student's downloaded data,
+#: images) are neither read nor counted against the limits.
+_TEXT = (".py", ".json", ".toml", ".txt", ".md", ".cfg", ".ini")
 
 
 @dataclass
@@ -291,8 +294,10 @@ def read_folder(root: Path) -> Tree:
                         todo.append((sub, rel + "/", depth + 1))
                     elif (why := _kind(mode)) is not None:
                         tree.refused[rel] = why
-                    else:
+                    elif e.name.endswith(_TEXT):
                         tree.add(rel, _read_regular(fd, e.name, MAX_FILE), root.name)
+                    elif not prefix and e.name.endswith(".zip"):
+                        tree.add(rel, None, root.name)  # a zip of the starter, read if alone
             except OSError as e:
                 tree.refused[prefix.rstrip("/") or "."] = f"unreadable ({e.strerror})"
             finally:
@@ -330,6 +335,8 @@ def read_zip(path: Path) -> Tree:
                 why = _kind(mode) if stat.S_IFMT(mode) else None
                 if why is not None:
                     tree.refused[rel] = why
+                    continue
+                if not rel.endswith(_TEXT):
                     continue
                 if info.file_size > MAX_FILE:
                     tree.add(rel, None, path.name)
