@@ -107,7 +107,9 @@ def test_a_students_own_three_layers_install_together_pass_their_tests_and_train
     # Task 2.5's network, on the student's three layers, as grading trains it (one dataset:
     # xor, the one a network without a hidden layer cannot learn).
     trained = run("python -m mt_examples.graded task2_5 --dataset xor", starter, env)
-    assert re.search(r"xor: the trained network labels \d+ of 50 points .*: pass", trained), trained
+    assert re.search(
+        r"xor: the trained network labels \d+ of 500 held-out points .*: pass", trained
+    ), trained
 
     # Back to the course's wheels; a wheel's files edited in place are no longer the course's.
     for command in back:
