@@ -45,7 +45,7 @@ from .gradebook import grade_all
 from .layers import CourseError, scan_blocks
 from .starter import assign
 
-__all__ = ["ATTACKS", "Attack", "run_attacks"]
+__all__ = ["ATTACKS", "Attack", "run_attacks", "steal"]
 
 LAYER = "operators"
 PKG = f"src/minitorch/{LAYER}"
@@ -165,10 +165,10 @@ for root in dict.fromkeys(roots):
     if root in ("/", "/usr", "/proc", "/sys", "/dev"):
         continue
     for d, _, names in os.walk(root):
-        if "functional.py" not in names or not d.endswith("minitorch/operators"):
+        if FILE not in names or not d.endswith("minitorch/operators"):
             continue
         try:
-            tree = ast.parse(open(os.path.join(d, "functional.py")).read())
+            tree = ast.parse(open(os.path.join(d, FILE)).read())
         except (OSError, SyntaxError, ValueError):
             continue
         for node in tree.body:
@@ -182,11 +182,12 @@ for root in dict.fromkeys(roots):
 """
 
 
-def _steal(name: str) -> Callable[[Path], None]:
+def steal(file: str, name: str) -> Callable[[Path], None]:
+    """An edit: ``name`` of the package's ``file`` takes the course's copy if it finds one."""
     import base64
 
-    code = base64.b64encode(_SEARCH.encode()).decode()
-    return _decorate("functional.py", name, _STEAL.format(code=code))
+    code = base64.b64encode(f"FILE = {file!r}\n{_SEARCH}".encode()).decode()
+    return _decorate(file, name, _STEAL.format(code=code))
 
 
 # The forger of pytest's reports that the first attack put at the end of __init__.py.
@@ -381,7 +382,7 @@ def _attacks() -> list[Attack]:
             "read the solution",
             "decorators of map, zip_with and reduce (stubs) search the worker's mounts, sys.path, "
             "/autograder and /tmp for the course's functional.py and take its functions",
-            _both(_steal("map"), _steal("zip_with"), _steal("reduce")),
+            _both(*(steal("functional.py", n) for n in ("map", "zip_with", "reduce"))),
         ),
         a(
             "linked-package-folder",

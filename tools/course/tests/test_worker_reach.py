@@ -9,11 +9,11 @@ them; the attacks show what a submission that tries gets (the stubs' points).
 
 import os
 import shutil
-import textwrap
 from pathlib import Path
 
 import pytest
 
+from mtcourse.attacks import steal
 from mtcourse.config import load_calendar
 from mtcourse.grader import grading, sandbox
 from mtcourse.grader.selfcheck import self_inspect
@@ -78,56 +78,13 @@ def test_a_folder_of_the_course_the_sandbox_would_show_is_refused(tmp_path):
         sandbox.shown(python, jail)
 
 
-# A decorator expression of a spliced ``def``: it runs in the worker when the def does, looks
-# through sys.path, the mounts, /autograder and /tmp for another copy of the file and
-# takes that copy's function (its body compiled without the copy's decorators).
-STEAL = """
-@(lambda f: (lambda ns: (exec(SEARCH, ns), ns.get("found") or f)[1])({"f": f}))
-"""
-SEARCH = textwrap.dedent(
-    """
-    import ast, os, sys
-    found = None
-    roots = [p for p in sys.path if p]
-    try:
-        roots += [line.split()[1] for line in open("/proc/self/mounts")]
-    except OSError:
-        pass
-    roots += ["/autograder", "/tmp", "/var/tmp"]
-    seen = set()
-    for root in roots:
-        if root in seen or root in ("/", "/usr", "/proc", "/sys", "/dev"):
-            continue
-        seen.add(root)
-        for d, _, names in os.walk(root):
-            if not d.endswith("minitorch/operators") or "scalar.py" not in names:
-                continue
-            try:
-                tree = ast.parse(open(os.path.join(d, "scalar.py")).read())
-            except (OSError, SyntaxError, ValueError):
-                continue
-            for node in tree.body:
-                if isinstance(node, ast.FunctionDef) and node.name == f.__name__:
-                    node.decorator_list = []
-                    code = ast.unparse(node)
-                    if "NotImplementedError" not in code and found is None:
-                        space = {}
-                        exec(code, space)
-                        found = space[f.__name__]
-    """
-)
-
-
 def test_definition_time_code_finds_no_solution_to_take(operators_env, tmp_path):
     student = tmp_path / "s"
     assign("operators", student, cal=CAL, wheels=False)  # every function a stub
-    path = student / "src/minitorch/operators/scalar.py"
-    text = path.read_text()
+    # Decorators that search the worker's mounts, sys.path, /autograder and /tmp for the
+    # course's scalar.py and take its functions (the attack of ``course:attacks``).
     for name in ("mul", "add", "neg"):
-        text = text.replace(
-            f"\ndef {name}(", f"\nSEARCH = {SEARCH!r}\n{STEAL.strip()}\ndef {name}(", 1
-        )
-    path.write_text(text)
+        steal("scalar.py", name)(student)
     for level in levels(operators_env):
         res = grading.grade(
             operators_env.course, student, tmp_path / f"scratch-{level}", level, tasks=("task0_1",)

@@ -138,6 +138,7 @@ def no_new_processes() -> bytes | None:
         return f.read()
 
 
+@functools.cache
 def user_problem(python: str, uid: int = 60000) -> str | None:
     """Why a worker running as ``uid`` cannot start ``python`` here (None: it can).
 
