@@ -61,3 +61,45 @@ def test_pow_matches_torch(a: float, b: float) -> None:
     assert out.data == pytest.approx(tout.item())
     assert x.derivative == pytest.approx(tx.grad.item())
     assert y.derivative == pytest.approx(ty.grad.item(), nan_ok=True)
+
+
+SPECIALS = [-math.inf, -2.0, -1.0, -0.5, -0.0, 0.0, 0.5, 1.0, 2.0, 3.0, math.inf, math.nan]
+
+
+def _same(got: float, expected: float) -> bool:
+    return got == expected or (math.isnan(got) and math.isnan(expected))
+
+
+@pytest.mark.task1_2
+def test_pow_special_values_are_c99s() -> None:
+    """``operators.pow``: the sign of ``-0`` survives an odd power (``_pow`` gave ``inf``)."""
+    assert (Scalar(-0.0) ** -1).data == -math.inf
+    assert (Scalar(-0.0) ** -2).data == math.inf
+    assert (Scalar(1.0) ** math.nan).data == 1.0
+    assert (Scalar(-1.0) ** math.inf).data == 1.0
+    assert (Scalar(-2.0) ** 1025).data == -math.inf  # an overflow, not an OverflowError
+
+
+@pytest.mark.task1_4
+def test_pow_values_and_derivatives_at_special_values_match_torch() -> None:
+    """Values and both derivatives, with PyTorch's masks: ``d/dx`` is 0 where ``y == 0`` and
+    ``d/dy`` is 0 where ``x == 0 <= y`` (it was 0 at ``x == 0`` for every ``y``; PyTorch:
+    ``-inf`` for ``y < 0``)."""
+    torch = pytest.importorskip("torch", reason="PyTorch is the reference of the derivatives")
+    for a in SPECIALS:
+        for b in SPECIALS:
+            x, y = Scalar(a, requires_grad=True), Scalar(b, requires_grad=True)
+            out = x**y
+            out.backward()
+            tx = torch.tensor(a, dtype=torch.float64, requires_grad=True)
+            ty = torch.tensor(b, dtype=torch.float64, requires_grad=True)
+            tout = tx**ty
+            tout.backward()
+            for name, ours, theirs in (
+                ("value", out.data, tout.item()),
+                ("d/dx", x.derivative, tx.grad.item()),
+                ("d/dy", y.derivative, ty.grad.item()),
+            ):
+                assert ours == pytest.approx(theirs, rel=1e-14, nan_ok=True) or _same(
+                    ours, theirs
+                ), (a, b, name, ours, theirs)

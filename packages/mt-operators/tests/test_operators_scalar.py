@@ -231,3 +231,102 @@ def test_inv_back_of_tiny_x_is_infinite_not_an_exception(x):
         assert math.isnan(inv_back(x, 0.0))  # 0 / 0, as IEEE, Numba and PyTorch give
     else:
         assert inv_back(x, 0.0) == 0.0
+
+
+# ``pow``: C99's (IEEE-754's) special values, as numpy.power and torch.pow.
+POW_CASES = [
+    # x ** 0 and 1 ** y are 1 for every x and y, NaN included
+    (math.nan, 0.0, 1.0),
+    (math.inf, -0.0, 1.0),
+    (1.0, math.nan, 1.0),
+    (1.0, math.inf, 1.0),
+    (1.0, -math.inf, 1.0),
+    # x ** ±inf
+    (-1.0, math.inf, 1.0),
+    (-1.0, -math.inf, 1.0),
+    (-2.0, math.inf, math.inf),
+    (-0.5, math.inf, 0.0),
+    (0.5, -math.inf, math.inf),
+    (3.0, -math.inf, 0.0),
+    # ±0 ** y: the sign survives an odd integer y only
+    (0.0, -1.0, math.inf),
+    (-0.0, -1.0, -math.inf),
+    (-0.0, -2.0, math.inf),
+    (-0.0, -0.5, math.inf),
+    (-0.0, 3.0, -0.0),
+    (-0.0, 2.0, 0.0),
+    (-0.0, math.inf, 0.0),
+    (0.0, -math.inf, math.inf),
+    # ±inf ** y
+    (-math.inf, 3.0, -math.inf),
+    (-math.inf, 2.0, math.inf),
+    (-math.inf, 1.5, math.inf),
+    (-math.inf, -3.0, -0.0),
+    (-math.inf, -1.5, 0.0),
+    (math.inf, -2.0, 0.0),
+    # a negative base to an integer power; overflow and underflow without an exception
+    (-2.0, 3.0, -8.0),
+    (-2.0, 2.0**60, math.inf),
+    (-2.0, 2.0**60 + 2.0**8, math.inf),
+    (-2.0, 1025.0, -math.inf),
+    (10.0, 400.0, math.inf),
+    (10.0, -400.0, 0.0),
+    (-10.0, -401.0, -0.0),
+    (2.0, 1023.0, 2.0**1023),
+]
+
+
+def _same(got: float, expected: float) -> bool:
+    """Equal, with the same sign for zeros, or both NaN."""
+    if math.isnan(expected):
+        return math.isnan(got)
+    return got == expected and math.copysign(1.0, got) == math.copysign(1.0, expected)
+
+
+def _c_pow(x: float, y: float) -> float:
+    """C's ``pow`` from ``math.pow``, which has its special values but raises where C returns.
+
+    ``math.pow`` raises ValueError for ``0 ** negative`` (C: ``±inf``) and for a negative
+    base to a non-integer power (C: NaN), OverflowError where C returns ``±inf``.
+    """
+    odd = math.isfinite(y) and y == math.floor(y) and math.fmod(y, 2.0) != 0.0
+    try:
+        return math.pow(x, y)
+    except ValueError:
+        if x == 0.0:
+            return math.copysign(math.inf, x) if odd else math.inf
+        return math.nan
+    except OverflowError:
+        return -math.inf if x < 0.0 and odd else math.inf
+
+
+@pytest.mark.task0_1
+@pytest.mark.parametrize(("x", "y", "expected"), POW_CASES)
+def test_pow_special_values_are_c99s(x: float, y: float, expected: float) -> None:
+    """``pow`` returns C99's special values (it raised, or was NaN, where ``math.pow`` raises)."""
+    assert _same(ops.pow(x, y), expected), (x, y, ops.pow(x, y))
+    assert _same(ops.pow(x, y), _c_pow(x, y))
+    assert math.isnan(ops.pow(-8.0, 1.0 / 3.0))
+    assert math.isnan(ops.pow(math.nan, 1.0))
+    assert math.isnan(ops.pow(2.0, math.nan))
+
+
+@pytest.mark.task0_1
+@given(floats(allow_nan=True, allow_infinity=True), floats(allow_nan=True, allow_infinity=True))
+def test_pow_is_c_pow_everywhere(x: float, y: float) -> None:
+    """Every pair of floats: ``math.pow``'s value, or C's where ``math.pow`` raises."""
+    got, expected = ops.pow(x, y), _c_pow(x, y)
+    if math.isfinite(expected) and expected != 0.0:
+        assert math.isclose(got, expected, rel_tol=4e-16), (x, y, got, expected)
+    else:
+        assert _same(got, expected), (x, y, got, expected)
+
+
+@pytest.mark.task0_1
+def test_pow_matches_torch_at_the_special_values() -> None:
+    torch = pytest.importorskip("torch", reason="PyTorch is the reference of the special values")
+    for x, y, _ in POW_CASES:
+        theirs = torch.pow(
+            torch.tensor(x, dtype=torch.float64), torch.tensor(y, dtype=torch.float64)
+        )
+        assert _same(ops.pow(x, y), theirs.item()), (x, y, theirs.item())

@@ -408,37 +408,26 @@ class ReLU(ScalarFunction):
         # END SOLUTION
 
 
-def _pow(a: float, b: float) -> float:
-    """``a ** b`` as a float: NaN for a negative base and non-integer exponent (PyTorch)."""
-    try:
-        return math.pow(a, b)
-    except ValueError:  # a negative base with a non-integer exponent, or 0 ** negative
-        return math.inf if a == 0.0 else math.nan
-    except OverflowError:
-        return math.inf if a > 0 or (float(b).is_integer() and b % 2 == 0) else -math.inf
-
-
 class Pow(ScalarFunction):
-    """``f(x, y) = x ** y``."""
+    """``f(x, y) = x ** y``: C's ``pow`` (``operators.pow``), NaN or inf where it is."""
 
     @staticmethod
     def forward(ctx: Context, a: float, b: float) -> float:  # type: ignore[override]
         """Power."""
-        out = _pow(a, b)
+        out = operators.pow(a, b)
         ctx.save_for_backward(a, b, out)
         return out
 
     @staticmethod
     def backward(ctx: Context, d_output: float) -> tuple[float, float]:
-        """``d * y * x ** (y - 1)`` and ``d * x ** y * log(x)`` (0 at ``x == 0``, as PyTorch)."""
+        """``d * (y * x ** (y - 1))`` and ``d * (x ** y * log(x))``, as PyTorch's.
+
+        PyTorch's masks: the first is 0 where ``y == 0``, the second 0 where ``x == 0`` and
+        ``y >= 0`` (``-inf`` at ``x == 0 > y``, NaN for ``x < 0``).
+        """
         a, b, out = ctx.saved_values
-        d_a = 0.0 if b == 0.0 else d_output * b * _pow(a, b - 1.0)
-        if a > 0.0:
-            d_b = d_output * out * math.log(a)
-        elif a == 0.0:
-            d_b = 0.0
-        else:
-            d_b = math.nan
+        d_a = 0.0 if b == 0.0 else d_output * (b * operators.pow(a, b - 1.0))
+        d_b = d_output * (0.0 if a == 0.0 and b >= 0.0 else out * operators.log(a))
         return d_a, d_b
 
 

@@ -25,6 +25,7 @@ __all__ = [
     "max",
     "mul",
     "neg",
+    "pow",
     "relu",
     "relu_back",
     "sigmoid",
@@ -142,6 +143,53 @@ def sqrt(x: float) -> float:
     if x >= 0.0:
         return math.sqrt(x)
     return math.nan
+
+
+def pow(x: float, y: float) -> float:  # numpy's and PyTorch's name; shadows the builtin
+    """Return ``x ** y`` as C99's (IEEE-754's) ``pow``, which ``numpy.power`` follows.
+
+    Its special cases: ``x ** ±0`` and ``1 ** y`` are 1 for every ``x`` and ``y``, NaN
+    included; ``(-1) ** ±inf`` is 1; ``x ** inf`` is 0 for ``|x| < 1`` and ``inf`` for
+    ``|x| > 1`` (``x ** -inf`` the reverse); ``±0 ** y`` is ``±0`` (``±inf`` for ``y < 0``)
+    for an odd integer ``y``, else ``+0`` (``+inf``); ``(-inf) ** y`` is ``(-0) ** -y``
+    inverted; a finite negative ``x`` to a finite non-integer ``y`` is NaN; any other NaN
+    gives NaN. An overflow is ``±inf`` and an underflow ``±0``, never an exception (as
+    ``math.pow`` raises).
+    """
+    if y == 0.0 or x == 1.0:
+        return 1.0
+    if x != x or y != y:
+        return math.nan
+    ax = abs(x)
+    if y == math.inf or y == -math.inf:
+        if ax == 1.0:
+            return 1.0
+        return math.inf if (ax > 1.0) == (y > 0.0) else 0.0
+    if abs(y) >= 9007199254740992.0:  # 2 ** 53: every float this large is an even integer
+        integer, odd = True, False
+    else:
+        k = int(y)  # exact below 2 ** 53
+        integer = k == y
+        odd = integer and k % 2 != 0
+    if ax == math.inf:
+        r = math.inf if y > 0.0 else 0.0
+    elif x == 0.0:
+        r = math.inf if y < 0.0 else 0.0
+        return math.copysign(r, x) if odd else r
+    elif x < 0.0 and not integer:
+        return math.nan
+    else:
+        # math.pow raises OverflowError where C's pow returns inf; y * log2|x| (off by
+        # far less than 1e-6) says where. Within 1e-6 of 2 ** 1024 it multiplies two halves.
+        t = y * math.log2(ax)
+        if t > 1024.000001:
+            r = math.inf
+        elif t > 1023.999999:
+            h = math.pow(ax, 0.5 * y)
+            r = h * h
+        else:
+            r = math.pow(ax, y)
+    return -r if x < 0.0 and odd else r
 
 
 def inv(x: float) -> float:
