@@ -87,7 +87,7 @@ def test_the_factories_are_the_packages_names() -> None:
 
 
 CASES = {
-    # name: (the call, the message it must raise; None: it must run)
+    # name: (the call, the message it must raise; "ran": it must run)
     "map into a storage too small for the output's shape": (
         "tmap(minitorch.tensor([0.0, 0.0]).tuple()[0], *zeros((2, 3)).tuple()[1:],"
         " *zeros((2, 3)).tuple())",
@@ -124,6 +124,19 @@ CASES = {
     "matmul of batches that do not broadcast": (
         "tmm(*zeros((3, 2, 2)).tuple(), *zeros((2, 2, 2)).tuple(), *zeros((3, 2, 2)).tuple())",
         "IndexingError: tensor_matrix_multiply: batch sizes 2 (a) and 3 (b) do not broadcast",
+    ),
+    "matmul into an output whose batch is the larger one, not the broadcast": (
+        "tmm(*zeros((1, 2, 4)).tuple(), *zeros((0, 2, 3)).tuple(), *zeros((1, 3, 4)).tuple())",
+        "IndexingError: tensor_matrix_multiply: batch sizes 0 (a) and 1 (b) do not broadcast",
+    ),
+    "matmul into an empty batch of operands that broadcast to 1": (
+        "tmm(*zeros((0, 2, 4)).tuple(), *zeros((1, 2, 3)).tuple(), *zeros((1, 3, 4)).tuple())",
+        "IndexingError: tensor_matrix_multiply: batch sizes 1 (a) and 1 (b) broadcast to 1, "
+        "not to the output's 0",
+    ),
+    "matmul of a batch of 0 against a batch of 1": (
+        "tmm(*zeros((0, 2, 4)).tuple(), *zeros((0, 2, 3)).tuple(), *zeros((1, 3, 4)).tuple())",
+        "ran",
     ),
     "reduce over dim 5 of a 2-D tensor": (
         "tred(*zeros((1, 3)).tuple(), *zeros((2, 3)).tuple(), 5)",

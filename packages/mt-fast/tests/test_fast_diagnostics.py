@@ -114,11 +114,11 @@ def test_compile_time_reports_every_operation(capsys: pytest.CaptureFixture[str]
     assert total > 0
     assert "matrix_multiply" in printed
     assert "sigmoid_map" in printed
-    assert "(22 operations)" in printed  # with mt-tensor 0.5's div_zip
+    assert "(23 operations)" in printed  # with mt-tensor 0.5's div_zip and pow_zip
 
 
 @pytest.mark.task3_1
 def test_compile_time_of_the_plain_kernels(capsys: pytest.CaptureFixture[str]) -> None:
     assert diagnostics.compile_time(plain=True) > 0
-    assert "(22 operations)" in capsys.readouterr().out
+    assert "(23 operations)" in capsys.readouterr().out
     assert "map[neg]" in PlainFastBackend.ops.kernel_module().KERNELS  # type: ignore[attr-defined]

@@ -1,15 +1,21 @@
 """Edge cases of the fast kernels that the property suite does not draw.
 
-Every case is compared with ``SimpleBackend``, the reference backend.
+Every case is compared with ``SimpleBackend``, the reference backend (or with numpy, in
+a child process where a bad case could crash the interpreter).
 """
 
 from __future__ import annotations
+
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
 from minitorch.fast import FastBackend, PlainFastBackend
 from minitorch.tensor import SimpleBackend, Tensor, TensorBackend, zeros
+from minitorch.tensor.testing import ZERO_SIZE_MATMULS
 
 BOTH = pytest.mark.parametrize("be", [FastBackend, PlainFastBackend], ids=["tuned", "plain"])
 
@@ -61,3 +67,81 @@ def test_backward_through_a_reduction_over_a_zero_length_dimension(
         assert t.grad.shape == shape
         grads.append(t.grad.to_numpy())
     np.testing.assert_array_equal(grads[1], grads[0])
+
+
+ZERO_SIZE_CHILD = """
+import numpy as np
+import minitorch.fast_ops as course
+from minitorch.fast import FastBackend, PlainFastBackend
+from minitorch.fast.kernels import plain, tuned
+from minitorch.tensor import from_numpy, zeros
+from minitorch.tensor.testing import ZERO_SIZE_MATMULS
+
+rng = np.random.default_rng(0)
+
+def report(name, run):
+    try:
+        problem = run()
+    except Exception as e:
+        problem = f"{type(e).__name__}: {e}"
+    print(f"{name}|{problem or 'ok'}", flush=True)
+
+def product(backend, shape_a, shape_b):
+    x, y = rng.standard_normal(shape_a), rng.standard_normal(shape_b)
+    a = from_numpy(x, backend=backend).requires_grad_()
+    b = from_numpy(y, backend=backend).requires_grad_()
+    out = a @ b
+    expected = np.matmul(x, y)
+    if out.shape != expected.shape or not np.allclose(out.to_numpy(), expected):
+        return f"{out.shape} {out.to_numpy().ravel()[:4]}, expected {expected.shape}"
+    out.sum().backward()
+    if a.grad.shape != shape_a or b.grad.shape != shape_b:
+        return f"gradients of shapes {a.grad.shape} and {b.grad.shape}"
+    return None
+
+def kernel(matmul, out_batch, a_batch, b_batch, m, k, n):
+    out = zeros((out_batch, m, n))
+    a, b = zeros((a_batch, m, k)) + 1.0, zeros((b_batch, k, n)) + 1.0
+    matmul(*out.tuple(), *a.tuple(), *b.tuple())
+    if not np.array_equal(out.to_numpy(), np.full((out_batch, m, n), float(k))):
+        return f"got {out.to_numpy().ravel()[:4]}"
+    return None
+
+for backend in (FastBackend, PlainFastBackend):
+    for shape_a, shape_b in ZERO_SIZE_MATMULS:
+        report(f"{backend.name} {shape_a} @ {shape_b}", lambda: product(backend, shape_a, shape_b))
+blocked = lambda *args: tuned.matmul(*args, block=tuned.SHAPE)
+kernels = {
+    "tuned": tuned.matmul, "tuned blocked": blocked, "plain": plain.matmul,
+    "course tensor_matrix_multiply": course.tensor_matrix_multiply,
+}
+# (out, a, b batches, m, k, n): as the prologue gives them, and k = 0 (a product of zeros).
+for name, matmul in kernels.items():
+    for sizes in ((0, 0, 1, 2, 3, 4), (0, 1, 0, 3, 4, 5), (0, 0, 0, 2, 2, 2), (2, 2, 1, 3, 0, 4)):
+        report(f"{name} kernel {sizes}", lambda: kernel(matmul, *sizes))
+"""
+
+
+@pytest.mark.task3_2
+def test_matmul_of_zero_sizes_writes_nothing_past_its_output() -> None:
+    """Zero-size products, through the backends and each kernel, under glibc's heap checks.
+
+    ``(0, 2, 3) @ (3, 4)``, ``(1, 3, 4) @ (0, 4, 5)`` and ``(2, 0, 1, 3) @ (1, 3, 4)`` ran the
+    kernels on a batch of ``max(0, 1) = 1`` over a 0-element output: the interpreter
+    aborted (``malloc_consolidate(): invalid chunk size``) or crashed. The calls run in a
+    child process with ``MALLOC_CHECK_=3``, so a heap corruption fails this test instead of
+    ending pytest. The kernels are called with the layouts the prologue now gives them
+    (batch 0 output, batch 0 or 1 operands), and with inner dimension 0 (zeros).
+    """
+    env = {**os.environ, "MINITORCH_QUIET": "1", "MALLOC_CHECK_": "3"}
+    done = subprocess.run(
+        [sys.executable, "-c", ZERO_SIZE_CHILD],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
+    assert done.returncode == 0, f"the child ended with {done.returncode}: {done.stderr[-2000:]}"
+    got = dict(line.split("|", 1) for line in done.stdout.splitlines() if "|" in line)
+    assert len(got) == 2 * len(ZERO_SIZE_MATMULS) + 4 * 4, done.stdout
+    assert {name: r for name, r in got.items() if r != "ok"} == {}

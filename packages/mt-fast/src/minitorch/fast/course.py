@@ -179,10 +179,16 @@ def _check_matmul(*args: Any) -> None:
             f"tensor_matrix_multiply: shapes {shapes[1]} @ {shapes[2]} -> {shapes[0]} do not "
             f"fit: a's columns must equal b's rows and the output be (batch, {i}, {j})"
         )
-    if na not in (1, n) or nb not in (1, n) or n != max(na, nb):
+    # The output's batch is the broadcast of the two (0 with 1 is 0), not their maximum.
+    if na not in (1, n) or nb not in (1, n):
         raise IndexingError(
             f"tensor_matrix_multiply: batch sizes {na} (a) and {nb} (b) do not broadcast to "
             f"the output's {n} (each must be {n} or 1)"
+        )
+    if n != (nb if na == 1 else na):
+        raise IndexingError(
+            f"tensor_matrix_multiply: batch sizes {na} (a) and {nb} (b) broadcast to "
+            f"{nb if na == 1 else na}, not to the output's {n}"
         )
 
 

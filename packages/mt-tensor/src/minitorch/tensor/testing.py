@@ -36,6 +36,7 @@ from .autograd import grad_check
 from .backends.protocol import TensorBackend
 from .backends.simple import SimpleBackend, SimpleOps
 from .creation import from_numpy, ones, rand, zeros
+from .functions import RPow
 from .tensor import Tensor
 from .tensor_data import IndexingError, broadcasts_to
 from .torch_compat import MaxResult
@@ -43,10 +44,15 @@ from .torch_compat import MaxResult
 __all__ = [
     "ARITHMETIC",
     "COMPARISONS",
+    "POW_SPECIALS",
+    "ZERO_SIZE_MATMULS",
     "BackendSuite",
     "assert_close",
+    "assert_same_floats",
+    "bounds_checked",
     "broadcastable_shapes",
     "non_broadcastable_shapes",
+    "pow_reference",
     "shaped_pairs",
     "shapes",
     "small_floats",
@@ -254,6 +260,94 @@ COMPOSITES: list[tuple[str, Callable[[Any, Any], Any], Callable[[Array, Array], 
         lambda a, b: np.array([np.mean((a - b) ** 2)]),
     ),
 ]
+
+
+ZERO_SIZE_MATMULS: tuple[tuple[tuple[int, ...], tuple[int, ...]], ...] = (
+    ((0, 2, 3), (3, 4)),  # a batch of 0 against a matrix (a batch of 1)
+    ((1, 3, 4), (0, 4, 5)),  # a batch of 1 against a batch of 0
+    ((2, 0, 1, 3), (1, 3, 4)),  # a 0 inside the batch
+    ((0, 1, 2, 2), (3, 2, 2)),  # a batch of 0 broadcast against one of 3
+    ((2, 0), (0, 3)),  # inner dimension 0: a matrix of zeros
+    ((4, 2, 0), (4, 0, 3)),  # batched, inner dimension 0
+    ((1, 2, 0), (5, 0, 3)),  # inner dimension 0 and a broadcast batch: zeros (5, 2, 3)
+    ((0, 3), (3, 2)),  # no rows
+    ((2, 3), (3, 0)),  # no columns
+    ((3, 0, 2), (2, 0)),  # neither
+)
+"""Matrix products with a zero size somewhere (their shapes are np.matmul's and PyTorch's)."""
+
+
+def _check_fits(what: str, storage: Any, shape: Sequence[int], strides: Sequence[int]) -> None:
+    """Fail if a ``(shape, strides)`` layout reaches past the end of ``storage``."""
+    dims, steps = [int(d) for d in shape], [int(s) for s in strides]
+    if 0 in dims:
+        return
+    last = sum((d - 1) * s for d, s in zip(dims, steps, strict=True))
+    assert last < storage.size, (
+        f"matmul kernel: the {what} of shape {tuple(dims)} reaches position {last} of a "
+        f"storage of {storage.size}"
+    )
+
+
+def bounds_checked(backend: TensorBackend) -> TensorBackend:
+    """``backend`` with a matmul kernel that checks its three layouts before it runs.
+
+    A compiled kernel given a layout larger than its storage writes past it (the fast
+    backend corrupts the heap and the interpreter aborts): here the test fails instead.
+    The rest of the backend (prologue, other kernels) is ``backend``'s.
+    """
+    base = backend.ops
+
+    class BoundsChecked(base):  # type: ignore[valid-type,misc]
+        @staticmethod
+        def matmul_kernel(*args: Any) -> None:
+            for what, i in (("output", 0), ("a", 3), ("b", 6)):
+                _check_fits(what, args[i], args[i + 1], args[i + 2])
+            base.matmul_kernel(*args)
+
+    return TensorBackend(BoundsChecked, f"{backend.name} (bounds-checked matmul)")
+
+
+POW_SPECIALS: tuple[float, ...] = (
+    *(0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 3.0, -3.0, 1.5, -1.5, 0.25, 4.0),
+    *(np.inf, -np.inf, np.nan, 1e-310, 1e300, -1e300, 2.0**60),
+)
+"""Bases and exponents where IEEE's ``pow`` has a rule of its own."""
+
+
+def pow_reference(x: npt.ArrayLike, p: float) -> Array:
+    """``x ** p`` as ``torch.pow``: C's ``pow`` (``np.power``), the square root for ``±0.5``.
+
+    PyTorch (and numpy for 0.5) take ``x ** 0.5`` as ``sqrt(x)`` and ``x ** -0.5`` as
+    ``1 / sqrt(x)``: they differ from C's ``pow`` at ``-inf`` and ``-0`` only.
+    """
+    a = np.asarray(x, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        if p == 0.5:
+            return np.sqrt(a)
+        if p == -0.5:
+            return 1.0 / np.sqrt(a)
+        return np.power(a, p)
+
+
+def assert_same_floats(
+    got: Tensor | Array, expected: npt.ArrayLike, rtol: float = 1e-15, signed_zeros: bool = True
+) -> None:
+    """Assert the same shape, NaN, infinities and zeros (and their signs), values within ``rtol``.
+
+    ``signed_zeros=False`` lets ``-0`` stand for ``0`` (gradients: PyTorch's masks give
+    ``+0`` where a product gives ``-0``).
+    """
+    g = got.to_numpy() if isinstance(got, Tensor) else np.asarray(got)
+    e = np.asarray(expected, dtype=np.float64)
+    assert g.shape == e.shape, f"shape {g.shape}, expected {e.shape}"
+    np.testing.assert_array_equal(np.isnan(g), np.isnan(e), err_msg=f"NaN: {g} vs {e}")
+    exact = ~np.isfinite(e) | (e == 0)
+    np.testing.assert_array_equal(g[exact], e[exact], err_msg=f"{g} vs {e}")
+    zeros = ~np.isnan(e) & (e == 0)
+    if signed_zeros:
+        np.testing.assert_array_equal(np.signbit(g[zeros]), np.signbit(e[zeros]), err_msg="-0")
+    np.testing.assert_allclose(g[~exact], e[~exact], rtol=rtol, atol=0)
 
 
 def _whole_max(t: Tensor) -> Tensor:
@@ -617,6 +711,50 @@ class BackendSuite:
         d = self.const(np.ones((3, 3, 2)))
         with pytest.raises(IndexingError, match=r"\(2, 2, 3\).*\(3, 3, 2\)"):
             c @ d
+
+    @pytest.mark.task2_3
+    def test_matmul_of_zero_sizes_as_pytorch(self) -> None:
+        """A zero size anywhere gives PyTorch's (numpy's) shape; inner dimension 0, zeros.
+
+        (``(0, 2, 3) @ (3, 4)`` ran the kernel on a batch of ``max(0, 1) = 1`` matrices
+        past a 0-element output, not on the broadcast batch of 0: the fast backend
+        corrupted the heap, the others raised IndexError.) The kernel here checks its
+        layouts first (``bounds_checked``), so a regression fails the test, not the run.
+        """
+        checked = bounds_checked(self.backend)
+        rng = np.random.default_rng(0)
+        for shape_a, shape_b in ZERO_SIZE_MATMULS:
+            x, y = rng.standard_normal(shape_a), rng.standard_normal(shape_b)
+            a, b = from_numpy(x, backend=checked), from_numpy(y, backend=checked)
+            expected = np.matmul(x, y)
+            assert_close(a @ b, expected, tol=1e-12)
+            assert_close(checked.matrix_multiply(a, b), expected, tol=1e-12)
+        torch = pytest.importorskip("torch", reason="PyTorch is the reference of the shapes")
+        for shape_a, shape_b in ZERO_SIZE_MATMULS:
+            theirs = torch.zeros(shape_a) @ torch.zeros(shape_b)
+            assert np.matmul(np.zeros(shape_a), np.zeros(shape_b)).shape == tuple(theirs.shape)
+
+    @pytest.mark.task2_4
+    def test_matmul_of_zero_sizes_backward_as_pytorch(self) -> None:
+        """The gradients of a product with a zero size: their inputs' shapes, PyTorch's values.
+
+        An empty batch sums nothing back: a batch-of-1 operand gets zeros.
+        """
+        checked = bounds_checked(self.backend)
+        rng = np.random.default_rng(1)
+        torch = pytest.importorskip("torch", reason="PyTorch is the reference of the gradients")
+        for shape_a, shape_b in ZERO_SIZE_MATMULS:
+            x, y = rng.standard_normal(shape_a), rng.standard_normal(shape_b)
+            w = rng.standard_normal(np.matmul(x, y).shape)
+            a = from_numpy(x, backend=checked).requires_grad_()
+            b = from_numpy(y, backend=checked).requires_grad_()
+            ((a @ b) * from_numpy(w, backend=checked)).sum().backward()
+            tx = torch.tensor(x, requires_grad=True)
+            ty = torch.tensor(y, requires_grad=True)
+            ((tx @ ty) * torch.tensor(w)).sum().backward()
+            for ours, theirs in ((a, tx), (b, ty)):
+                assert ours.grad is not None
+                assert_close(ours.grad, theirs.grad.numpy(), tol=1e-12)
 
     # ------------------------------------------------------------------ output contract
     @pytest.mark.task2_3
@@ -1203,6 +1341,77 @@ class BackendSuite:
         for p in expected:
             theirs = torch.tensor(x.to_numpy()) ** p
             np.testing.assert_allclose((x**p).to_numpy(), theirs.numpy(), rtol=1e-12)
+
+    # A simulated GPU computes on numpy scalars, which warn at inf * 0 and 1 / 0.
+    @pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
+    @pytest.mark.filterwarnings("ignore:divide by zero encountered:RuntimeWarning")
+    @pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
+    @pytest.mark.task2_3
+    @given(data=st.data())
+    def test_power_follows_ieee_pow(self, data: st.DataObject) -> None:
+        """``t ** p`` is C's ``pow`` as ``torch.pow`` computes it (``pow_reference``).
+
+        IEEE's special values included: ``x ** 0 == 1`` and ``1 ** p == 1`` even for NaN,
+        ``(-1) ** ±inf == 1``, ``|x| < 1`` to ``inf`` is 0, ``±0`` to a negative power is
+        ``±inf``, a negative base to a non-integer power NaN. (``[-2, -1, -0.5, 1] ** inf``
+        was all NaN, and so was ``t ** nan`` at 1: the power was ``exp(p * log(t))``.)
+        """
+        specials = st.sampled_from(POW_SPECIALS)
+        values = st.lists(specials | st.floats(-10, 10), min_size=1, max_size=6)
+        x = data.draw(values, label="x")
+        p = data.draw(specials | st.floats(-6, 6) | st.integers(-6, 6).map(float), label="p")
+        assert_same_floats(self.const(x) ** p, pow_reference(x, p))
+
+    # A simulated GPU computes on numpy scalars, which warn at inf * 0 and 1 / 0.
+    @pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
+    @pytest.mark.filterwarnings("ignore:divide by zero encountered:RuntimeWarning")
+    @pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
+    @pytest.mark.task2_4
+    def test_power_gradient_at_ieee_special_values_as_pytorch(self) -> None:
+        """``g * (p * x ** (p - 1))``, 0 for ``p == 0`` even at NaN: ``torch.pow``'s backward."""
+        x = [-np.inf, -2.0, -1.0, -0.5, -0.0, 0.0, 0.5, 1.0, 2.0, np.inf, np.nan]
+        exponents = (0.0, 1.0, 2.0, 3.0, -1.0, -2.0, 0.5, -0.5, 1.5, -1.5, np.inf, -np.inf, np.nan)
+        torch = pytest.importorskip("torch", reason="PyTorch is the reference of the gradients")
+        for p in exponents:
+            t = self.const(x).requires_grad_()
+            out = t**p
+            out.sum().backward()
+            tx = torch.tensor(x, dtype=torch.float64, requires_grad=True)
+            theirs = tx**p
+            theirs.sum().backward()
+            assert_same_floats(out, theirs.detach().numpy())
+            assert t.grad is not None
+            assert_same_floats(t.grad, tx.grad.numpy(), rtol=1e-14, signed_zeros=False)
+
+    # A simulated GPU computes on numpy scalars, which warn at inf * 0 and 1 / 0.
+    @pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
+    @pytest.mark.filterwarnings("ignore:divide by zero encountered:RuntimeWarning")
+    @pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
+    @pytest.mark.task2_4
+    def test_a_number_to_a_tensor_power_as_pytorch(self) -> None:
+        """``RPow.apply(t, base)``, ``torch.pow(base, t)``: values and the exponent's gradient.
+
+        ``1 ** t`` is 1 for every ``t``, NaN included (with gradient 0); a negative base is
+        NaN at a non-integer ``t``; at base 0 the gradient is 0 where ``t >= 0`` and
+        ``-inf`` below, PyTorch's mask.
+        """
+        y = [-np.inf, -3.0, -1.5, -0.0, 0.0, 1.5, 3.0, np.inf, np.nan]
+        bases = (1.0, 2.0, 0.5, -1.0, -2.0, 0.0, -0.0)
+        for base in bases:
+            with np.errstate(all="ignore"):
+                expected = np.power(base, np.array(y))
+            assert_same_floats(RPow.apply(self.const(y), base), expected)
+        torch = pytest.importorskip("torch", reason="PyTorch is the reference of the gradients")
+        for base in bases:
+            t = self.const(y).requires_grad_()
+            out = RPow.apply(t, base)
+            out.sum().backward()
+            ty = torch.tensor(y, dtype=torch.float64, requires_grad=True)
+            theirs = torch.pow(base, ty)
+            theirs.sum().backward()
+            assert_same_floats(out, theirs.detach().numpy())
+            assert t.grad is not None
+            assert_same_floats(t.grad, ty.grad.numpy(), rtol=1e-14, signed_zeros=False)
 
     @pytest.mark.task2_4
     def test_max_with_a_nan_takes_the_nan_as_pytorch(self) -> None:

@@ -245,8 +245,13 @@ class TensorOps:
         batch = out_shape[:-2]
         a3, b3 = _as_batch3(a, batch), _as_batch3(b, batch)
         out = _output(a, out_shape)
-        # The kernel sees the output as (batch, rows, cols): a row-major view of it.
-        n = max(a3.shape[0], b3.shape[0])
+        # The kernel sees the output as (batch, rows, cols): a row-major view of it. Its
+        # batch is the broadcast batch's size, which is 0 when any batch dim is 0, not the
+        # larger operand batch: ``max(0, 1)`` made a kernel write one matrix past an empty
+        # output (a heap corruption on the fast backend).
+        n = prod(batch)
+        assert a3.shape[0] in (1, n), (a3.shape, n)
+        assert b3.shape[0] in (1, n), (b3.shape, n)
         out3 = TensorData._fresh(out._tensor.storage, (n, *out_shape[-2:]), out._tensor.size)
         cls.matmul_kernel(*out3.tuple(), *a3.tuple(), *b3.tuple())
         return out
@@ -357,6 +362,7 @@ class TensorBackend:
         self.add_zip = ops.zip(operators.add)
         self.mul_zip = ops.zip(operators.mul)
         self.div_zip = ops.zip(operators.div)
+        self.pow_zip = ops.zip(operators.pow)
         self.lt_zip = ops.zip(operators.lt)
         self.eq_zip = ops.zip(operators.eq)
         self.is_close_zip = ops.zip(operators.is_close)
