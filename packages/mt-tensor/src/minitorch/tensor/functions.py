@@ -49,6 +49,7 @@ __all__ = [
     "Neg",
     "Permute",
     "Pow",
+    "RPow",
     "ReLU",
     "Sigmoid",
     "Sqrt",
@@ -579,36 +580,24 @@ class Abs(Function):
 def power(a: Tensor, p: float) -> Tensor:
     """``a ** p`` elementwise for a number ``p``, from the backend primitives (no history).
 
-    An integer ``p`` multiplies (square and multiply, then ``1 / x`` for ``p < 0``), so a
-    negative base works; ``p = ±0.5`` takes the square root; another ``p`` is
-    ``exp(p * log(a))``: NaN for a negative base, as in PyTorch, except ``-inf`` (``inf``
-    for ``p > 0``, 0 for ``p < 0``, as IEEE's ``pow``).
+    C's ``pow`` (``operators.pow``, one zip), with the special values of IEEE-754 that
+    ``numpy.power`` and ``torch.pow`` follow: ``x ** 0`` and ``1 ** p`` are 1 even for NaN,
+    ``(-1) ** ±inf`` is 1, ``x ** inf`` is 0 for ``|x| < 1`` and ``inf`` for ``|x| > 1``, a
+    negative base to a non-integer power is NaN. The exponents PyTorch computes another
+    way are computed its way: ``p = 2`` multiplies, ``p = -1`` divides, ``p = ±0.5`` is the
+    square root (and its inverse), so ``(-inf) ** 0.5`` is NaN and ``(-0) ** -0.5`` is
+    ``-inf`` as in ``torch.pow``, where C's ``pow`` gives ``inf`` and ``inf``. (It was
+    ``exp(p * log(a))`` for a non-integer ``p``: NaN for ``1 ** nan`` and ``x ** inf``.)
     """
     f = a.backend
-    if float(p).is_integer():
-        n = abs(int(p))
-        if n == 0:
-            return f.add_zip(a.zeros(a.shape), _const(a, 1.0))
-        result: Tensor | None = None
-        base = a
-        while n:
-            if n & 1:
-                result = base if result is None else f.mul_zip(result, base)
-            n >>= 1
-            if n:
-                base = f.mul_zip(base, base)
-        assert result is not None
-        if p < 0:
-            return f.inv_map(result)
-        return f.id_map(a) if result is a else result  # a new tensor, even for a ** 1
-    if abs(p) == 0.5:  # exact, as the square root is
+    if p == 2:
+        return f.mul_zip(a, a)
+    if p == -1:
+        return f.inv_map(a)
+    if abs(p) == 0.5:
         root = f.sqrt_map(a)
         return f.inv_map(root) if p < 0 else root
-    # IEEE (and PyTorch): (-inf) ** p is inf ** p for a p that is not an integer, but
-    # log(-inf) is NaN. So -inf becomes inf first: a * (1 - 2 * (a == -inf)).
-    at_minus_inf = f.eq_zip(a, _const(a, -np.inf))
-    a = f.mul_zip(a, f.add_zip(_const(a, 1.0), f.mul_zip(at_minus_inf, _const(a, -2.0))))
-    return f.exp_map(f.mul_zip(f.log_map(a), _const(a, float(p))))
+    return f.pow_zip(a, _const(a, float(p), ()))
 
 
 class Pow(Function):
@@ -624,13 +613,46 @@ class Pow(Function):
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> Tensor:
-        """``g * p * a ** (p - 1)`` (0 for ``p == 0``)."""
+        """``g * (p * a ** (p - 1))``, and 0 for ``p == 0`` (even at NaN), as PyTorch's."""
         a, p = ctx.saved_values
         f = a.backend
         if p == 0:
             return grad_output.zeros(a.shape)
-        out: Tensor = f.mul_zip(grad_output, f.mul_zip(power(a, p - 1), _const(a, float(p))))
+        out: Tensor = f.mul_zip(grad_output, f.mul_zip(_const(a, float(p), ()), power(a, p - 1)))
         return out
+
+
+class RPow(Function):
+    """``base ** t`` for a number ``base`` (``torch.pow(base, t)``; the base gets no gradient).
+
+    ``apply(t, base)``. The values are ``operators.pow``'s (C's ``pow``): ``1 ** t`` is 1
+    for every ``t``, NaN included; a negative base gives NaN at a non-integer ``t``.
+    """
+
+    grad_fn_name = "PowBackward2"
+
+    @staticmethod
+    def forward(ctx: Context, t: Tensor, base: float) -> Tensor:
+        """``base ** t`` elementwise."""
+        out = t.backend.pow_zip(_const(t, float(base), ()), t)
+        ctx.save_for_backward(t, base, out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
+        """``g * (base ** t * log(base))``, 0 where ``base == 0`` and ``t >= 0`` (PyTorch's)."""
+        t, base, out = ctx.saved_values
+        f = t.backend
+        if base != 0:
+            log_base = _const(t, float(np.log(base)) if base > 0 else np.nan, ())
+            grad: Tensor = f.mul_zip(grad_output, f.mul_zip(out, log_base))
+            return grad
+        # log(0) is -inf, so where t < 0 the gradient is -inf * out; where t >= 0 PyTorch
+        # masks it to 0 (out * log(0) there is 0 * -inf or 1 * -inf). log(t >= 0) is 0
+        # exactly there and -inf below: out * log(t >= 0), with NaN kept for a NaN t.
+        at_or_above = f.add_zip(_const(t, 1.0, ()), f.neg_map(f.lt_zip(t, _const(t, 0.0, ()))))
+        masked: Tensor = f.mul_zip(grad_output, f.mul_zip(out, f.log_map(at_or_above)))
+        return masked
 
 
 def is_max(a: Tensor, values: Tensor) -> Tensor:
