@@ -105,7 +105,8 @@ def test_forward_and_backward_copy_nothing_until_read(transfers: Counter[str]) -
     value = loss.item()  # one element, read through the device array's own indexing
 
     # And the values are right: the same computation on the simple backend.
-    sx, sw, sb = (t.to(SimpleBackend).requires_grad_() for t in (x, w, bias))
+    # Leaves of their own: a copy of a tensor that requires grad is a node of its graph.
+    sx, sw, sb = (t.detach().to(SimpleBackend).requires_grad_() for t in (x, w, bias))
     st = target.to(SimpleBackend)
     sh = (sx @ sw + sb).relu()
     sy = (sh * 2.0 - st).sigmoid()

@@ -5,7 +5,12 @@ away) or ``(start, length, step)`` (a slice). A plan is a view: an offset into t
 storage with new shape and strides, so ``t[0]``, ``t[:, 1]`` and ``t[::2]`` copy nothing,
 and gradients flow through them (``Index``). One int per dimension reads one element (a
 float, as in the course). A list of ints first selects rows of the first dimension, as
-PyTorch's and NumPy's advanced indexing (``IndexRows``: a copy).
+PyTorch's and NumPy's advanced indexing (``IndexRows``: a copy); ints before the list
+index first (``t[0, [2, 1]]`` is ``t[0][[2, 1]]``). NumPy integers and integer arrays are
+ints and lists (``t[np.array([1, 0])]``, as PyTorch takes them).
+
+``t[key] = value`` reads ``value`` before it writes: a value that shares memory with
+``t`` (``x[1:] = x[:-1]``) is copied first, so the result is NumPy's.
 """
 
 from __future__ import annotations
@@ -15,22 +20,76 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 
+from minitorch.autodiff import is_grad_enabled
+
 from .autograd import engine
 from .backends.protocol import expand
 from .functions import Index, IndexRows, _row
+from .inplace import check_writable, may_alias
 from .tensor_data import IndexingError, TensorData, broadcasts_to
 
 if TYPE_CHECKING:
     from .tensor import Tensor
 
-__all__ = ["get_item", "index_plan", "index_rows", "set_item", "view_of"]
+__all__ = ["get_item", "index_plan", "index_rows", "normalize_key", "set_item", "view_of"]
 
 Plan: TypeAlias = "list[builtins.tuple[int, int, int] | int]"
 Rows: TypeAlias = "builtins.tuple[builtins.tuple[int, ...], builtins.tuple[Any, ...]]"
 
 
+def normalize_key(key: Any) -> Any:
+    """``key`` with NumPy's integers as ints and 1-D integer arrays as lists (per entry).
+
+    Raises:
+        IndexingError: for an array of another kind (booleans, floats) or of 2 or more
+            dimensions, naming what is supported.
+    """
+    if isinstance(key, tuple):
+        return tuple(_normalize_entry(k, key) for k in key)
+    return _normalize_entry(key, key)
+
+
+def _normalize_entry(k: Any, key: Any) -> Any:
+    if isinstance(k, np.ndarray):
+        if k.dtype.kind not in "iu":
+            raise IndexingError(
+                f"tensor index {key!r}: an index array must hold integers, got dtype "
+                f"{k.dtype} (boolean masks are not supported; use the indices of the True "
+                "entries, np.flatnonzero(mask))"
+            )
+        if k.ndim > 1:
+            raise IndexingError(
+                f"tensor index {key!r}: an index array must be 0-d or 1-D, got shape {k.shape}"
+            )
+        return int(k) if k.ndim == 0 else [int(i) for i in k]
+    if isinstance(k, np.integer):
+        return int(k)
+    return k
+
+
+def _split_leading_ints(key: Any) -> builtins.tuple[Any, Any] | None:
+    """``(ints, rest)`` for a tuple key of ints followed by a list (``t[0, [2, 1]]``), else None."""
+    if not isinstance(key, tuple):
+        return None
+    for at, k in enumerate(key):
+        if isinstance(k, list):
+            return (key[:at], key[at:]) if at else None
+        if not _is_int(k):
+            return None
+    return None
+
+
 def get_item(t: Tensor, key: Any) -> Any:
     """``t[key]``: a float for one int per dimension, else a tensor (see ``Tensor.__getitem__``)."""
+    key = normalize_key(key)
+    split = _split_leading_ints(key)
+    if split is not None:
+        first, rest = split
+        if len(first) >= t.dims:
+            raise IndexingError(
+                f"index {key!r} has too many entries for a tensor of shape {t.shape}"
+            )
+        return get_item(get_item(t, first), rest)
     rows = index_rows(key, t.shape)
     if rows is not None:
         picked = IndexRows.apply(t, rows[0])
@@ -43,9 +102,39 @@ def get_item(t: Tensor, key: Any) -> Any:
 
 
 def set_item(t: Tensor, key: Any, val: Tensor | float) -> None:
-    """``t[key] = val``, in place (see ``Tensor.__setitem__``); ``val`` is a number or Tensor."""
+    """``t[key] = val``, in place (see ``Tensor.__setitem__``); ``val`` is a number or Tensor.
+
+    Raises:
+        RuntimeError: outside ``no_grad()`` when ``t`` requires grad or was made by a
+            recorded operation, or when ``val`` requires grad (MiniTorch cannot record
+            the write); on an expanded ``t``.
+    """
+    key = normalize_key(key)
+    op = "tensor[...] = value"
+    engine.check_in_place(t, op)
+    check_writable(t, op)
+    if isinstance(val, type(t)):
+        if val.history is not None and is_grad_enabled():
+            raise RuntimeError(
+                f"tensor[{key!r}] = value with a value that requires grad outside no_grad(): "
+                "MiniTorch cannot record the write in the graph (PyTorch records CopySlices); "
+                "use value.detach(), or build the tensor out of place"
+            )
+        val = val.detach().to(t.backend)
+        if may_alias(t, val):
+            val = t.backend.id_map(val)  # read a copy: the write would overwrite the source
+    split = _split_leading_ints(key)
+    if split is not None:
+        first, rest = split
+        plan = index_plan(first, t.shape)
+        if plan is None or len(first) >= t.dims:
+            raise IndexingError(
+                f"index {key!r} has too many entries for a tensor of shape {t.shape}"
+            )
+        part = type(t)._constant(view_of(t.tensor_data, plan), t.backend)
+        set_item(part, rest, val)
+        return
     rows = index_rows(key, t.shape)
-    engine.check_in_place(t, "tensor[...] = value")
     if rows is not None:
         _set_rows(t, key, rows, t._ensure_tensor(val))
         return

@@ -1,15 +1,22 @@
-"""In-place writes, as PyTorch's: ``fill_``, ``zero_``, ``copy_``, ``uniform_``, ``normal_``.
+"""In-place writes, as PyTorch's: ``fill_``, ``copy_``, ``add_``, ``+=`` and the others.
+
+``fill_``, ``zero_``, ``copy_``, ``uniform_``, ``normal_`` and the arithmetic ones (``add_``,
+``sub_``, ``mul_``, ``div_``, ``+=``, ``-=``, ``*=``, ``/=``).
 
 Each writes through the backend's ``id_map`` into the tensor's own storage (so the storage's
 version counter moves, and a ``backward`` through a saved copy of it refuses to run), after
 the engine's check that the graph need not record the write (``check_in_place``).
-``Tensor``'s methods of the same names call these.
+``Tensor``'s methods of the same names call these. A write never reads what it has
+already overwritten: a source that shares memory with the destination is copied first
+(``may_alias``), and a destination whose elements share memory (an ``expand``-ed view) is
+refused, as PyTorch refuses it.
 """
 
 from __future__ import annotations
 
 import numbers
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -24,14 +31,131 @@ from .tensor_data import TensorData, short_repr
 if TYPE_CHECKING:
     from .tensor import Tensor
 
-__all__ = ["copy_", "fill_", "normal_", "uniform_", "zero_"]
+__all__ = [
+    "arithmetic_",
+    "operator_",
+    "check_writable",
+    "copy_",
+    "fill_",
+    "may_alias",
+    "normal_",
+    "uniform_",
+    "zero_",
+]
+
+
+def _extent(storage: Any) -> tuple[int, int] | None:
+    """The address range ``[start, end)`` of a storage buffer, or None if unknown."""
+    if isinstance(storage, np.ndarray):
+        start = storage.__array_interface__["data"][0]
+    else:
+        face = getattr(storage, "__cuda_array_interface__", None)
+        if face is None:
+            return None
+        start = face["data"][0]
+    return start, start + storage.size * storage.itemsize
+
+
+def may_alias(a: Tensor, b: Tensor) -> bool:
+    """True if the storages of ``a`` and ``b`` may share memory (a write to one reaches the other).
+
+    Host storages are compared with NumPy's ``may_share_memory``; device storages by their
+    address ranges (``__cuda_array_interface__``); unknown kinds by identity.
+    """
+    x, y = a.tensor_data.storage, b.tensor_data.storage
+    if x is y:
+        return True
+    if isinstance(x, np.ndarray) and isinstance(y, np.ndarray):
+        return bool(np.may_share_memory(x, y))
+    ex, ey = _extent(x), _extent(y)
+    if ex is None or ey is None:
+        return False
+    return ex[0] < ey[1] and ey[0] < ex[1]
+
+
+def check_writable(t: Tensor, op: str) -> None:
+    """Refuse an in-place write to a tensor some of whose elements share one memory location.
+
+    Raises:
+        RuntimeError: for a dimension of size above 1 with stride 0 (an ``expand``-ed view),
+            with PyTorch's message.
+    """
+    td = t.tensor_data
+    if td.size and any(n > 1 and s == 0 for n, s in zip(td.shape, td.strides, strict=True)):
+        raise RuntimeError(
+            f"{op}: unsupported operation: more than one element of the written-to tensor "
+            f"refers to a single memory location (shape {td.shape}, strides {td.strides}: "
+            "an expanded view). Please clone() the tensor before performing the operation."
+        )
 
 
 def _write(t: Tensor, op: str, src: Tensor) -> Tensor:
     """Write ``src`` (broadcast to ``t``'s shape) into ``t`` in place; return ``t``."""
     engine.check_in_place(t, op)
+    check_writable(t, op)
     t.backend.id_map(src, t)  # an in-place write: map bumps the version
     return t
+
+
+def arithmetic_(
+    t: Tensor, op: str, other: Tensor, compute: Callable[[Tensor, Tensor], Tensor]
+) -> Tensor:
+    """``t op= other`` in place: ``compute(t, other)``, written into ``t``'s storage; return ``t``.
+
+    The result is computed into a new buffer first, so an ``other`` that overlaps ``t``
+    (``x += x.T``) reads the old values. The storage's version counter moves (a graph that
+    saved ``t`` refuses its backward), and every view of the storage sees the new values.
+
+    Raises:
+        RuntimeError: outside ``no_grad()`` on a leaf that requires grad (PyTorch's
+            message), on a tensor a recorded operation made, or with an ``other`` that
+            requires grad (the write would not be recorded, its gradient silently lost);
+            if the result's broadcast shape is not ``t``'s; on an expanded view.
+    """
+    if other.history is not None and is_grad_enabled():
+        engine.check_in_place(t, op)  # raises if t requires grad
+        raise RuntimeError(
+            f"{op} with an operand that requires grad outside no_grad(): MiniTorch cannot "
+            "record an in-place operation in the graph; use an out-of-place operation "
+            "(x = x + y) or other.detach()"
+        )
+    engine.check_in_place(t, op)
+    check_writable(t, op)
+    result = compute(t.detach(), other.detach())
+    if result.shape != t.shape:
+        raise RuntimeError(
+            f"{op}: output with shape {list(t.shape)} doesn't match the broadcast shape "
+            f"{list(result.shape)}"
+        )
+    t.backend.id_map(result, t)  # a new buffer into t's storage: the version moves
+    return t
+
+
+def operator_(
+    op: str, compute: Callable[[Any, Any], Any], alpha: bool = False
+) -> Callable[..., Tensor]:
+    """The method ``Tensor.<op>``: ``t.<op>(b)`` is ``arithmetic_`` of ``compute(t, b)``.
+
+    With ``alpha``, the method also takes ``alpha`` (``t.add_(b, alpha=2)``: ``t + 2 * b``).
+    """
+
+    def scaled(t: Tensor, b: Any, *, alpha: float = 1.0) -> Tensor:
+        scale = float(alpha)
+        return arithmetic_(t, op, t._ensure_tensor(b), lambda x, y: compute(x, y * scale))
+
+    def plain(t: Tensor, b: Any) -> Tensor:
+        return arithmetic_(t, op, t._ensure_tensor(b), compute)
+
+    symbol = _SYMBOL[compute.__name__]
+    method: Callable[..., Tensor] = scaled if alpha else plain
+    what = f"``self {symbol} alpha * b``" if alpha else f"``self {symbol} b``"
+    method.__name__ = method.__qualname__ = _DUNDER.get(op, op)
+    method.__doc__ = f"``{op}``: {what} in place; return self (errors: ``inplace.arithmetic_``)."
+    return method
+
+
+_DUNDER = {"+=": "__iadd__", "-=": "__isub__", "*=": "__imul__", "/=": "__itruediv__"}
+_SYMBOL = {"add": "+", "sub": "-", "mul": "*", "truediv": "/"}
 
 
 def fill_(t: Tensor, value: float | Tensor) -> Tensor:
@@ -84,9 +208,8 @@ def copy_(t: Tensor, src: Tensor) -> Tensor:
             "copy_ from a tensor that requires grad outside no_grad(): MiniTorch cannot "
             "record the copy in the graph; use src.detach() or an out-of-place operation"
         )
-    src = src.to(t.backend)
-    mine, theirs = t.tensor_data.storage, src.tensor_data.storage
-    if isinstance(mine, np.ndarray) and np.may_share_memory(mine, theirs):
+    src = src.detach().to(t.backend)
+    if may_alias(t, src):
         src = t.backend.id_map(src)  # overlapping views: read a copy
     return _write(t, "copy_", src)
 

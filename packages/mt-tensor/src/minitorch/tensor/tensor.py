@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import builtins
 import numbers
-from collections.abc import Callable, Iterable, Sequence
+import operator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from math import prod
 from typing import Any, TypeAlias
 
@@ -47,6 +48,7 @@ from .functions import (
     Permute,
     Pow,
     ReLU,
+    RPow,
     Sigmoid,
     Sqrt,
     Sum,
@@ -155,13 +157,8 @@ class Tensor(GraphNode):
         raise TypeError(f"cannot combine a Tensor with {type(b).__name__}")
 
     def to(self, backend: TensorBackend | str) -> Tensor:
-        """A constant copy of the values on ``backend`` (a backend or a name), or self if there."""
-        backend = resolve_backend(backend)
-        if backend == self.backend:
-            return self
-        host = np.ascontiguousarray(self.to_numpy()).reshape(-1)
-        storage = backend.ops.storage_from_numpy(host.copy())
-        return Tensor(TensorData(storage, self.shape), backend=backend)
+        """A differentiable copy on ``backend`` (a backend or a name), or self if already there."""
+        return torch_compat.to_backend(self, resolve_backend(backend))
 
     # ------------------------------------------------------------------ properties
     @property
@@ -201,12 +198,13 @@ class Tensor(GraphNode):
 
     @requires_grad.setter
     def requires_grad(self, flag: bool) -> None:
-        self.requires_grad_(flag)
+        engine.requires_grad_(self, flag, "requires_grad")
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Make this tensor a leaf that accumulates a gradient (or, False, a constant); return self.
 
         Raises:
+            TypeError: if ``requires_grad`` is not a bool (``'False'`` would be true).
             RuntimeError: ``requires_grad_(False)`` on a non-leaf, with PyTorch's message.
         """
         return engine.requires_grad_(self, requires_grad)
@@ -331,6 +329,16 @@ class Tensor(GraphNode):
     def __neg__(self) -> Tensor:
         return Neg.apply(self)
 
+    # In place (inplace.py): into the storage, seen by every view (w -= lr * w.grad).
+    __iadd__ = inplace.operator_("+=", operator.add)
+    __isub__ = inplace.operator_("-=", operator.sub)
+    __imul__ = inplace.operator_("*=", operator.mul)
+    __itruediv__ = inplace.operator_("/=", operator.truediv)
+    add_ = inplace.operator_("add_", operator.add, alpha=True)
+    sub_ = inplace.operator_("sub_", operator.sub, alpha=True)
+    mul_ = inplace.operator_("mul_", operator.mul)
+    div_ = inplace.operator_("div_", operator.truediv)
+
     def __lt__(self, b: TensorLike) -> Tensor:
         return LT.apply(self, self._ensure_tensor(b))
 
@@ -343,6 +351,10 @@ class Tensor(GraphNode):
         if not isinstance(b, (Tensor, numbers.Real)):
             return NotImplemented
         return EQ.apply(self, self._ensure_tensor(b))
+
+    def __ne__(self, b: object) -> Tensor:  # type: ignore[override]
+        """Elementwise ``!=``: 1.0 where the values differ (NaN differs from everything)."""
+        return NotImplemented if (eq := self.__eq__(b)) is NotImplemented else 1.0 - eq
 
     # __eq__ is elementwise, so hash by identity.
     __hash__ = object.__hash__
@@ -365,6 +377,10 @@ class Tensor(GraphNode):
         if self.dims == 0:
             raise TypeError("len() of a 0-d tensor")
         return self.shape[0]
+
+    def __iter__(self) -> Iterator[Any]:
+        """``t[0]``, ``t[1]``, ...; a TypeError for a 0-d tensor, as PyTorch's."""
+        return torch_compat.iterate(self)
 
     # ------------------------------------------------------------------ math
     def sigmoid(self) -> Tensor:
@@ -410,9 +426,7 @@ class Tensor(GraphNode):
     def __rpow__(self, base: TensorLike) -> Tensor:
         if not isinstance(base, numbers.Real):
             return NotImplemented
-        if not base > 0:
-            raise ValueError(f"{base} ** tensor needs a positive base (it is exp(t * log(base)))")
-        return (self * float(np.log(float(base)))).exp()
+        return RPow.apply(self, float(base))  # torch.pow(base, t): C's pow, any base
 
     def max(self, dim: int | None = None, keepdim: bool = False) -> Tensor | MaxResult:
         """The maximum, as PyTorch: ``t.max()`` a tensor, ``t.max(dim)`` ``(values, indices)``.

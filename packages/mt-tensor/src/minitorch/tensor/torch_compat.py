@@ -12,13 +12,16 @@ from __future__ import annotations
 import builtins
 import copy
 import numbers
+from collections.abc import Iterator
 from math import prod
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
-from .autograd import History
+from minitorch.autodiff import Context
+
+from .autograd import Function, History
 from .autograd.graph import node_name
 from .functions import Max, max_mask
 from .tensor_data import (
@@ -39,15 +42,63 @@ __all__ = [
     "MaxResult",
     "NumelSize",
     "Size",
+    "ToCopy",
     "as_number",
     "callable_bool",
+    "copy_to",
     "deepcopy_tensor",
+    "iterate",
     "matmul_operand",
     "max_of",
     "rebuild_tensor",
     "reduce_tensor",
+    "to_backend",
     "to_array",
 ]
+
+
+def to_backend(t: Tensor, backend: TensorBackend) -> Tensor:
+    """``t.to(backend)``: ``t`` itself if it is there, else a differentiable copy (``ToCopy``)."""
+    return t if backend == t.backend else ToCopy.apply(t, backend)
+
+
+def iterate(t: Tensor) -> Iterator[Any]:
+    """``iter(t)``: ``t[0]``, ``t[1]``, ... over the first dimension (as ``t[i]`` reads them).
+
+    Raises:
+        TypeError: for a 0-d tensor (PyTorch's "iteration over a 0-d tensor").
+    """
+    if t.dims == 0:
+        raise TypeError("iteration over a 0-d tensor")
+    return (t[i] for i in range(t.shape[0]))
+
+
+def copy_to(t: Tensor, backend: TensorBackend) -> Tensor:
+    """A constant, contiguous copy of ``t``'s values in ``backend``'s storage (no graph)."""
+    host = np.ascontiguousarray(t.to_numpy()).reshape(-1)
+    storage = backend.ops.storage_from_numpy(host.copy())
+    return type(t)(TensorData(storage, t.shape), backend=backend)
+
+
+class ToCopy(Function):
+    """``t.to(backend)``: a copy on another backend whose gradient is copied back.
+
+    As PyTorch's ``.to(device)`` (``ToCopyBackward0``): a mixed graph keeps every path.
+    """
+
+    grad_fn_name = "ToCopyBackward0"
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, backend: TensorBackend) -> Tensor:
+        """Copy ``a`` to ``backend``, remembering where it came from."""
+        ctx.save_for_backward(a.backend)
+        return copy_to(a, backend)
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
+        """The gradient, copied to the input's backend."""
+        (source,) = ctx.saved_values
+        return copy_to(grad_output, source)
 
 
 class Size(builtins.tuple[int, ...]):

@@ -26,6 +26,8 @@ import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from minitorch.autodiff import backpropagate, is_grad_enabled, no_grad
 
 from ..backends.protocol import _const, expand
@@ -274,12 +276,21 @@ def check_in_place(t: Tensor, op: str) -> None:
     )
 
 
-def requires_grad_(t: Tensor, requires_grad: bool) -> Tensor:
+def requires_grad_(t: Tensor, requires_grad: bool, how: str = "requires_grad_") -> Tensor:
     """Make ``t`` a leaf that accumulates a gradient, or a constant (``Tensor.requires_grad_``).
 
+    ``how`` names the call in errors: ``"requires_grad_"`` or the ``"requires_grad"`` setter.
+
     Raises:
+        TypeError: if ``requires_grad`` is not a bool (``'False'`` is true), as PyTorch's.
         RuntimeError: ``requires_grad_(False)`` on a non-leaf, with PyTorch's message.
     """
+    if not isinstance(requires_grad, (bool, np.bool_)):
+        kind = f"{type(requires_grad).__name__} ({requires_grad!r})"
+        if how == "requires_grad":
+            raise TypeError(f"requires_grad must be a bool, got {kind}")
+        raise TypeError(f"requires_grad_(): argument 'requires_grad' must be bool, not {kind}")
+    requires_grad = bool(requires_grad)
     h = t.history
     if h is not None and h.last_fn is not None:
         if requires_grad:
