@@ -110,6 +110,10 @@ def test_step_writes_back_trainable_leaves():
     new = m.a.value
     assert new is not old
     assert new.is_leaf()
+    # The derivative stays until zero_grad() (PyTorch keeps p.grad after step), so a
+    # second optimizer over the same parameter steps with it too.
+    assert new.derivative == old.derivative
+    opt.zero_grad()
     assert new.derivative is None
     assert new.name == "a"
 

@@ -28,11 +28,36 @@ def test_parameter_marks_a_tensor_as_trainable():
 
 def test_sgd_one_step_by_hand():
     p = Parameter(tensor([1.0, -2.0]))
+    before = p.value
     # g = 2x = [2, -4]; x <- x - 0.1 g
     np.testing.assert_allclose(square_step(SGD([p], lr=0.1), p), [0.8, -1.6])
     assert isinstance(p.value, Tensor)
     assert p.value.is_leaf()
-    assert p.value.grad is None
+    # As PyTorch's optimizers: the step writes into the same tensor, and its gradient
+    # stays until zero_grad().
+    assert p.value is before
+    np.testing.assert_allclose(p.value.grad.to_numpy(), [2.0, -4.0])
+
+
+@pytest.mark.parametrize("make", [lambda ps: SGD(ps, lr=0.1), lambda ps: Adam(ps, lr=0.1)])
+def test_two_optimizers_over_one_parameter_both_step_with_its_gradient(make):
+    """Two optimizers over one Parameter (separate learning rates, a common pattern).
+
+    The first step used to discard the gradient, so the second did nothing: with SGD,
+    x = 1, g = 2, lr = 0.1 gives 0.8 then 0.6 (PyTorch's figures), not 0.8 twice.
+    """
+    p = Parameter(tensor([1.0]))
+    first, second = make([p]), make([p])
+    (p.value * p.value).sum().backward()
+    view = p.value[0:1]  # a view, as a model's reference to the weight would be
+    first.step()
+    after_one = p.value.to_numpy().copy()
+    second.step()
+    after_two = p.value.to_numpy().copy()
+    step = 1.0 - after_one[0]
+    assert step > 0
+    np.testing.assert_allclose(after_two, after_one - step, rtol=1e-12)
+    np.testing.assert_allclose(view.to_numpy(), after_two)
 
 
 def test_sgd_momentum_two_steps_by_hand():
@@ -73,6 +98,8 @@ def test_zero_grad_clears_tensor_gradients():
     p = Parameter(tensor([1.0]))
     opt = SGD([p], lr=0.1)
     (p.value * 2.0).sum().backward()
+    assert p.value.grad is not None
+    opt.step()
     assert p.value.grad is not None
     opt.zero_grad()
     assert p.value.grad is None

@@ -3,8 +3,10 @@
 They work on any ``Parameter`` whose value has ``grad`` (None until a backward pass),
 ``detach()`` and ``zero_grad_()``: a Scalar (whose ``grad`` is a float) or a Tensor (whose
 ``grad`` is a Tensor). The update is computed with the value type's own arithmetic under
-``no_grad()`` and written back with ``Parameter.update``, which marks the new value as
-trainable.
+``no_grad()``. A value with ``copy_`` (a Tensor) is written in place, as PyTorch's
+optimizers write: every reference to it sees the step, and its ``grad`` stays until
+``zero_grad()``. Another value (a Scalar) is replaced with ``Parameter.update`` and keeps
+its derivative the same way.
 """
 
 from __future__ import annotations
@@ -79,13 +81,19 @@ class Optimizer:
                 p.value.zero_grad_()
 
     def step(self) -> None:
-        """Update every parameter that has a derivative."""
+        """Update every parameter that has a derivative; the derivative is kept (``zero_grad``)."""
         with no_grad():
             for i, p in enumerate(self.parameters):
-                g = getattr(p.value, "grad", None)
+                value = p.value
+                g = getattr(value, "grad", None)
                 if g is None:
                     continue
-                p.update(self._update(i, p.value.detach(), g))
+                new = self._update(i, value.detach(), g)
+                if hasattr(value, "copy_"):
+                    value.copy_(new)  # in place: the same tensor, its grad and its views
+                else:
+                    p.update(new)
+                    p.value.grad = g
 
     def _update(self, index: int, data: Any, grad: Any) -> Any:
         raise NotImplementedError
