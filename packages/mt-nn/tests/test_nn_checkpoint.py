@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -85,6 +86,26 @@ def test_a_checkpoint_gets_the_mode_the_umask_gives_as_np_savez(tmp_path, umask)
     assert mode == 0o666 & ~umask
     assert mode == (tmp_path / "plain.npz").stat().st_mode & 0o777
     assert torch_mode in (None, mode)
+
+
+@pytest.mark.skipif(os.name != "posix", reason="file modes are POSIX's")
+@pytest.mark.parametrize("private", [0o600, 0o640, 0o444])
+def test_saving_over_a_checkpoint_keeps_its_mode_as_np_savez(tmp_path, private) -> None:
+    """A checkpoint made private (``chmod 600``) stays private when saved over.
+
+    ``np.savez`` and ``torch.save`` write into the existing file, so its mode stays; the
+    atomic write's new file used to get 0644 from the umask instead.
+    """
+    path = nn.save_checkpoint(Small(0), tmp_path / "model.npz")
+    plain = tmp_path / "plain.npz"
+    np.savez(plain, a=np.zeros(2))
+    os.chmod(path, private)
+    os.chmod(plain, private | 0o200)  # np.savez needs to open it for writing
+    nn.save_checkpoint(Small(1), path)
+    np.savez(plain, a=np.ones(2))
+    assert stat.S_IMODE(path.stat().st_mode) == private
+    assert stat.S_IMODE(plain.stat().st_mode) == private | 0o200
+    assert nn.load_checkpoint(Small(2), path) == {}
 
 
 def test_loading_into_a_different_model_raises_and_changes_nothing(tmp_path) -> None:

@@ -74,3 +74,20 @@ def test_max_argmax_and_maxpool_with_a_nan_as_on_the_cpu() -> None:
     np.testing.assert_array_equal(on_gpu, on_cpu)
     np.testing.assert_array_equal(grad_gpu, grad_cpu)
     assert grad_gpu[0, 0, 0].tolist() == [0.0, -1.0, 0.0, 0.0]  # the upstream -1 at the NaN
+
+
+@pytest.mark.task4_3
+# The simulator computes on numpy scalars, which warn at inf - inf.
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
+def test_pools_and_softmax_with_infinities_as_on_the_cpu() -> None:
+    """An inf or NaN stays in its window (its row for softmax) on the GPU too."""
+    x = np.array([[[[np.inf, 1.0, 2.0, 3.0], [1.0, 1.5, 2.5, 3.5]]]])
+    x2 = np.array([[[[np.nan, 1.0, -np.inf, 3.0], [0.25, np.inf, 2.5, 3.5]]]])
+    for a in (x, x2):
+        check_against_cpu(lambda t: nn.avgpool2d(t, (2, 2)), a)
+        check_against_cpu(lambda t: nn.avgpool2d(t, (1, 2)), a)
+        check_against_cpu(lambda t: nn.maxpool2d(t, (2, 2)), a)
+        check_against_cpu(lambda t: nn.softmax(t, 3), a)
+        check_against_cpu(lambda t: nn.logsoftmax(t, 3), a)
+    out = nn.avgpool2d(from_numpy(x, Cuda), (2, 2))
+    assert out.to_numpy().tolist() == [[[[np.inf, 2.75]]]]

@@ -66,12 +66,37 @@ def test_conv_layers_match_functional(ref) -> None:
         lambda: nn.Linear(2, -1),
         lambda: nn.Conv1d(2, 3, 0),
         lambda: nn.Conv2d(2, 3, (3, 0)),
-        lambda: nn.Conv2d(1.5, 3, 3),  # type: ignore[arg-type]
+        lambda: nn.Conv2d(2, 3, np.int64(0)),
     ],
 )
 def test_bad_layer_sizes_raise(make) -> None:
     with pytest.raises(ValueError, match="must be a positive int"):
         make()
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: nn.Conv2d(1.5, 3, 3),  # type: ignore[arg-type]
+        lambda: nn.Linear(True, 3),
+        lambda: nn.Linear("2", 3),  # type: ignore[arg-type]
+        lambda: nn.Conv2d(2, 3, (3, 3, 3)),  # type: ignore[arg-type]
+    ],
+)
+def test_layer_sizes_that_are_not_ints_raise_a_type_error(make) -> None:
+    with pytest.raises(TypeError, match=r"must be an int|must be an int or a pair"):
+        make()
+
+
+def test_numpy_integers_are_sizes_as_pytorch_takes_them() -> None:
+    """``Linear(np.int64(2), 3)``: NumPy's integers are ints (a shape read from an array)."""
+    lin = nn.Linear(np.int64(2), np.int32(3), seed=0)
+    assert lin.weight.value.shape == (2, 3)
+    assert type(lin.in_size) is int
+    conv = nn.Conv2d(np.int64(1), 2, np.int64(3), seed=0)
+    assert conv.weight.value.shape == (2, 1, 3, 3)
+    conv1 = nn.Conv1d(1, np.int16(2), np.int64(3), seed=0)
+    assert conv1.weight.value.shape == (2, 1, 3)
 
 
 @pytest.mark.parametrize(

@@ -83,24 +83,81 @@ def test_avgpool2d_does_not_copy_a_contiguous_input() -> None:
 
 
 def test_avgpool2d_keeps_no_tensor_alive_after_its_graph(backend) -> None:
-    # Regression: the averaging matrix was kept in a process-wide lru_cache, holding backend
-    # tensors (GPU memory on CudaBackend) for the life of the process.
-    def matrices() -> int:  # the (kh * width, width / kw) = (30, 2) averaging matrices
+    # Regression: an averaging matrix was kept in a process-wide lru_cache, holding backend
+    # tensors (GPU memory on CudaBackend) for the life of the process. avgpool2d saves
+    # only shapes now: after the backward pass and the graph, no tensor it made is left.
+    def tensors() -> int:
         gc.collect()
         # type(), not isinstance(): isinstance would dereference dead weak proxies (torch's).
-        return sum(
-            1 for o in gc.get_objects() if issubclass(type(o), Tensor) and o.shape == (30, 2)
-        )
+        return sum(1 for o in gc.get_objects() if issubclass(type(o), Tensor))
 
-    before = matrices()
+    before = tensors()
     x = from_numpy(np.ones((1, 1, 6, 10)), backend).requires_grad_(True)
     out = nn.avgpool2d(x, (3, 5))
-    assert matrices() == before + 1  # saved by the graph for the backward pass
     out.sum().backward()
     assert x.grad is not None
-    assert matrices() == before  # backward frees what the graph saved, as PyTorch's
+    np.testing.assert_allclose(x.grad.to_numpy(), np.full((1, 1, 6, 10), 1 / 15))
     del out, x
-    assert matrices() == before
+    assert tensors() == before
+
+
+INF, NAN = np.inf, np.nan
+NON_FINITE = np.array(
+    [
+        [
+            [
+                [INF, 1.0, 2.0, 3.0, 1.0, 1.0],
+                [1.0, 1.0, 2.0, 3.0, 1.0, -INF],
+                [1.0, 2.0, NAN, 4.0, INF, 0.0],
+                [0.0, 1.0, 2.0, 3.0, 5.0, -INF],
+            ]
+        ]
+    ]
+)
+"""Windows of 2 x 2 holding inf, -inf, NaN and inf with -inf, beside finite ones."""
+
+
+def test_avgpool2d_keeps_an_infinity_in_its_own_window(backend) -> None:
+    """One window's inf or NaN never reaches another window, forward or backward.
+
+    (The pool was a product with a 0/1 averaging matrix: ``inf * 0`` made every other
+    window of the band of rows NaN, ``[[inf, 1, 2, 3], [1, 1, 2, 3]]`` gave
+    ``[inf, nan]`` where PyTorch gives ``[inf, 2.5]``.)
+    """
+    x = from_numpy(np.array([[[[INF, 1.0, 2.0, 3.0], [1.0, 1.0, 2.0, 3.0]]]]), backend)
+    assert nn.avgpool2d(x, (2, 2)).to_numpy().tolist() == [[[[INF, 2.5]]]]
+    band = from_numpy(np.array([[[[INF, 1.0, 2.0, 3.0]]]]), backend)
+    assert nn.avgpool2d(band, (1, 2)).to_numpy().tolist() == [[[[INF, 2.5]]]]
+    t = from_numpy(NON_FINITE.copy(), backend).requires_grad_(True)
+    out = nn.avgpool2d(t, (2, 2))
+    with np.errstate(invalid="ignore"):  # inf - inf in a window's sum: NaN there
+        expected = _windows(NON_FINITE, 2, 2).mean(axis=(4, 5))
+    np.testing.assert_array_equal(out.to_numpy(), expected)
+    g = np.arange(1.0, 7.0).reshape(1, 1, 2, 3)
+    g[0, 0, 1, 2] = NAN  # an upstream NaN stays in its window too
+    out.backward(from_numpy(g, backend))
+    share = np.repeat(np.repeat(g / 4, 2, axis=2), 2, axis=3)
+    np.testing.assert_array_equal(t.grad.to_numpy(), share)
+
+
+@pytest.mark.parametrize("kernel", [(2, 2), (1, 2), (2, 3)])
+def test_pools_with_infinities_and_nan_match_torch(torch_ref, backend, kernel) -> None:
+    torch = torch_ref.torch
+    g = np.random.default_rng(4).standard_normal((1, 1, 4 // kernel[0], 6 // kernel[1]))
+    for ours, theirs in (
+        (nn.avgpool2d, torch.nn.functional.avg_pool2d),
+        (nn.maxpool2d, torch.nn.functional.max_pool2d),
+    ):
+        # No ties in a window (max_pool2d gives a tie's gradient to one element).
+        x = NON_FINITE + np.arange(NON_FINITE.size).reshape(NON_FINITE.shape) / 64
+        tx = torch.from_numpy(x).requires_grad_(True)
+        expected = theirs(tx, kernel)
+        expected.backward(torch.from_numpy(g))
+        mx = from_numpy(x, backend).requires_grad_(True)
+        out = ours(mx, kernel)
+        out.backward(from_numpy(g, backend))
+        np.testing.assert_allclose(out.to_numpy(), expected.detach().numpy(), atol=1e-12)
+        np.testing.assert_allclose(mx.grad.to_numpy(), tx.grad.numpy(), atol=1e-12)
 
 
 def test_maxpool2d_ties_share_the_gradient() -> None:

@@ -247,3 +247,39 @@ def test_argmax_and_max_with_a_nan_follow_pytorch(backend) -> None:
     assert torch.argmax(tx, 1).tolist() == [1, 1]
     torch.amax(tx, 1, keepdim=True).sum().backward()
     np.testing.assert_array_equal(grad, tx.grad.numpy())
+
+
+INFINITE_ROWS = np.array(
+    [
+        [np.inf, 1.0, 2.0],
+        [-np.inf, 1.0, 2.0],
+        [-np.inf, -np.inf, -np.inf],
+        [np.nan, 1.0, 2.0],
+        [0.5, 1.0, 2.0],
+        [np.inf, -np.inf, 0.0],
+    ]
+)
+"""Rows with infinities and a NaN, beside a finite row (as PyTorch, each row on its own)."""
+
+
+@pytest.mark.parametrize("dim", [0, 1])
+def test_softmax_family_and_max_with_infinities_match_torch(torch_ref, backend, dim) -> None:
+    """An inf or NaN changes only the softmax of its own row (or column), as PyTorch's."""
+    torch = torch_ref.torch
+    g = np.random.default_rng(5).standard_normal(INFINITE_ROWS.shape)
+    cases = (
+        (lambda t: nn.softmax(t, dim), lambda t: torch.softmax(t, dim)),
+        (lambda t: nn.logsoftmax(t, dim), lambda t: torch.log_softmax(t, dim)),
+    )
+    for ours, theirs in cases:
+        tx = torch.from_numpy(INFINITE_ROWS.copy()).requires_grad_(True)
+        expected = theirs(tx)
+        expected.backward(torch.from_numpy(g))
+        mx = from_numpy(INFINITE_ROWS.copy(), backend).requires_grad_(True)
+        out = ours(mx)
+        out.backward(from_numpy(g, backend))
+        np.testing.assert_allclose(out.to_numpy(), expected.detach().numpy(), atol=1e-12)
+        np.testing.assert_allclose(mx.grad.to_numpy(), tx.grad.numpy(), atol=1e-12)
+    top = nn.max(from_numpy(INFINITE_ROWS, backend), dim).to_numpy()
+    theirs = torch.amax(torch.from_numpy(INFINITE_ROWS), dim, keepdim=True).numpy()
+    np.testing.assert_array_equal(top, theirs)

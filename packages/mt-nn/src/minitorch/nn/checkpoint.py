@@ -2,9 +2,11 @@
 
 ``save_checkpoint`` writes to a temporary file in the same folder, flushes it to disk and
 renames it over the target in one step (``os.replace``), so an interrupted save leaves
-either the old checkpoint or the new one, never a broken file. The file gets the mode a
+either the old checkpoint or the new one, never a broken file. A new file gets the mode a
 plain ``open`` would give it (0666 less the umask: 0644 under the usual umask 022, as
-``np.savez`` and ``torch.save``), not ``tempfile.mkstemp``'s private 0600.
+``np.savez`` and ``torch.save``), not ``tempfile.mkstemp``'s private 0600; a file saved
+over keeps its own mode (a checkpoint made private with ``chmod 600`` stays private, as
+``np.savez`` and ``torch.save``, which write into the existing file, keep it).
 
 A save that is killed (SIGKILL, power loss) cannot remove its temporary file. Those files
 are named ``.<checkpoint name>.<pid>.<random>.tmp``, and each save of a checkpoint removes
@@ -23,6 +25,7 @@ import glob
 import json
 import os
 import secrets
+import stat
 import time
 import zipfile
 import zlib
@@ -155,8 +158,14 @@ def save_checkpoint(model: Module, path: str | os.PathLike[str], **metadata: Any
     arrays[_META] = np.array(_metadata_json(metadata))
     target.parent.mkdir(parents=True, exist_ok=True)
     _remove_stale_temporaries(target)
+    try:
+        mode: int | None = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        mode = None
     fd, tmp = _create_temporary(target)
     try:
+        if mode is not None and hasattr(os, "fchmod"):
+            os.fchmod(fd, mode)  # before any byte is written: never readable more widely
         with os.fdopen(fd, "wb") as f:
             np.savez(f, **arrays)  # type: ignore[arg-type]
             f.flush()

@@ -5,9 +5,10 @@ runs on every backend, the CUDA one included. Each operation is one ``Function``
 ``forward`` and ``backward`` call several primitives, rather than a chain of small tensor
 functions: the graph stays short and the Python overhead per operation low.
 
-Pooling never copies a contiguous input, it views it: ``avgpool2d`` as bands of ``kh``
-rows multiplied by a fixed averaging matrix, ``maxpool2d`` as ``(batch, channel, height /
-kh, kh, width / kw, kw)`` reduced over the two kernel dimensions.
+Pooling never copies a contiguous input, it views it as ``(batch, channel, height / kh,
+kh, width / kw, kw)`` and reduces the two kernel dimensions (a sum for ``avgpool2d``, a
+max for ``maxpool2d``), so each output is computed from its own window only: a NaN or
+``inf`` in one window never reaches another, as in PyTorch.
 """
 
 from __future__ import annotations
@@ -127,28 +128,15 @@ def tile(input: Tensor, kernel: tuple[int, int]) -> tuple[Tensor, int, int]:
     # END SOLUTION
 
 
-def _averaging_matrix(kh: int, kw: int, width: int, backend: TensorBackend) -> Tensor:
-    """``(kh * width, width / kw)``: ``1 / (kh * kw)`` at ``[i * width + x, x // kw]``.
-
-    Built at each call, on the input's backend: no cache keeps tensors (device memory on a
-    GPU backend) alive after the graph that used them is gone. Building it took about
-    0.05 ms for MNIST's pool (4 x 4 on width 28), against about 1.4 ms for that pool's
-    forward and backward on a batch of 16 (``FastBackend``, one thread).
-    """
-    matrix = np.zeros((kh * width, width // kw))
-    x = np.arange(kh * width) % width
-    matrix[np.arange(kh * width), x // kw] = 1.0 / (kh * kw)
-    return from_numpy(matrix, backend=backend)
-
-
 class Avgpool2dFun(Function):
-    """Mean over each ``kh x kw`` window, as one matrix product.
+    """Mean over each ``kh x kw`` window, from that window's elements only.
 
-    A contiguous ``(batch, channel, height, width)`` tensor, viewed as rows of ``kh * width``
-    values (each row a band of ``kh`` image rows), times the fixed ``(kh * width, width / kw)``
-    averaging matrix gives every window's mean: one ``matrix_multiply`` forward and one
-    backward, on any backend, with no copy of the input. It costs ``width / kw``
-    multiply-adds per input value, which is small for the course's pools (7 for MNIST).
+    The input, viewed as ``(batch, channel, nh, kh, nw, kw)`` (no copy if contiguous), is
+    summed over the two kernel dimensions and divided by ``kh * kw``, as
+    ``torch.nn.functional.avg_pool2d`` divides; the backward pass spreads ``g / (kh * kw)``
+    over each window. (It was a product with a 0/1 averaging matrix, which multiplied every
+    value of a band of ``kh`` rows by the zeros of the other windows: one ``inf`` made the
+    band's other windows NaN, as ``inf * 0`` is.)
     """
 
     grad_fn_name = "AvgPool2DBackward0"  # PyTorch's name for the node
@@ -157,22 +145,25 @@ class Avgpool2dFun(Function):
     def forward(ctx: Context, input: Tensor, kh: int, kw: int) -> Tensor:
         """Average each window."""
         # BEGIN SOLUTION task4_3
-        batch, channel, height, width = input.shape
-        bands = input.contiguous().view(batch * channel * (height // kh), kh * width)
-        matrix = _averaging_matrix(kh, kw, width, input.backend)
-        ctx.save_for_backward(input.shape, matrix)
-        out = input.backend.matrix_multiply(bands, matrix)
-        return out.view(batch, channel, height // kh, width // kw)
+        f = input.backend
+        windows = _windows(input, kh, kw)
+        total = f.add_reduce(f.add_reduce(windows, 5), 3)
+        ctx.save_for_backward(windows.shape)
+        out = f.div_zip(total, _const(kh * kw, f))
+        return out.view(*input.shape[:2], input.shape[2] // kh, input.shape[3] // kw)
         # END SOLUTION
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> Tensor:
-        """The gradient of each input of a window."""
+        """Each input of a window gets the window's gradient over ``kh * kw``."""
         # BEGIN SOLUTION task4_3
-        shape, matrix = ctx.saved_values
-        rows = grad_output.size // grad_output.shape[-1] if grad_output.size else 0
-        g = grad_output.contiguous().view(rows, grad_output.shape[-1])
-        return grad_output.backend.matrix_multiply(g, matrix.permute(1, 0)).view(*shape)
+        (shape,) = ctx.saved_values
+        f = grad_output.backend
+        batch, channel, nh, kh, nw, kw = shape
+        g = grad_output.contiguous().view(batch, channel, nh, 1, nw, 1)
+        share = f.div_zip(g, _const(kh * kw, f))
+        grad = f.id_map(share, grad_output.zeros(shape))  # broadcast over each window
+        return grad.view(batch, channel, nh * kh, nw * kw)
         # END SOLUTION
 
 

@@ -41,7 +41,10 @@ def one_hot(labels: Sequence[int] | npt.ArrayLike, classes: int) -> npt.NDArray[
 
 
 class NLLLossFun(Function):
-    """``-mean_b sum_k target[b, k] * log_probs[b, k]`` for a constant ``target``."""
+    """``-mean_b sum_k target[b, k] * log_probs[b, k]`` for a constant ``target``.
+
+    A term whose target is 0 counts 0, whatever its log-probability (``-inf`` included).
+    """
 
     grad_fn_name = "NllLossBackward0"  # PyTorch's name for the node
 
@@ -52,8 +55,13 @@ class NLLLossFun(Function):
         t = from_numpy(target, backend=f)
         scale = Tensor.make([-1.0 / log_probs.shape[0]], (1,), backend=f)
         ctx.save_for_backward(t, scale)
-        picked = f.mul_zip(log_probs, t)
-        return f.mul_zip(f.add_reduce(picked.view(picked.size), 0), scale)
+        # A class the target gives no weight adds nothing, even where its log-probability
+        # is -inf (a probability that underflowed): PyTorch picks the target's entry, while
+        # the product 0 * -inf would make the whole loss NaN. A (batch, classes) sum, on
+        # the host (the classes are few).
+        lp = log_probs.to_numpy()
+        terms = np.where(target != 0.0, target * lp, 0.0)
+        return Tensor.make([float(terms.sum()) * scale.item()], (1,), backend=f)
 
     @staticmethod
     def backward(ctx: Context, grad_output: Tensor) -> Tensor:

@@ -33,10 +33,21 @@ def _uniform(
     return Parameter(from_numpy(rng.uniform(-bound, bound, shape), backend=backend))
 
 
-def _positive(name: str, **sizes: int) -> None:
+def _positive(name: str, **sizes: int) -> tuple[int, ...]:
+    """The sizes as Python ints (NumPy's integers are ints), each checked positive.
+
+    Raises:
+        TypeError: for a size that is not an integer (a bool, a float, a string).
+        ValueError: for a size below 1.
+    """
+    out = []
     for key, value in sizes.items():
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise ValueError(f"{name}: {key} must be a positive int, got {value!r}")
+        if not isinstance(value, (int, np.integer)) or isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"{name}: {key} must be an int, got {type(value).__name__} {value!r}")
+        if value < 1:
+            raise ValueError(f"{name}: {key} must be a positive int, got {int(value)}")
+        out.append(int(value))
+    return tuple(out)
 
 
 class Linear(Module):
@@ -62,7 +73,7 @@ class Linear(Module):
         seed: Seed = None,
     ) -> None:
         super().__init__()
-        _positive("Linear", in_size=in_size, out_size=out_size)
+        in_size, out_size = _positive("Linear", in_size=in_size, out_size=out_size)
         rng = seeded_rng(seed, "Linear")
         self.in_size, self.out_size = in_size, out_size
         self.weight = _uniform((in_size, out_size), in_size, backend, rng)
@@ -114,7 +125,7 @@ class Conv1d(Module):
         seed: Seed = None,
     ) -> None:
         super().__init__()
-        _positive(
+        in_channels, out_channels, kernel_width = _positive(
             "Conv1d", in_channels=in_channels, out_channels=out_channels, kernel_width=kernel_width
         )
         rng = seeded_rng(seed, "Conv1d")
@@ -156,8 +167,15 @@ class Conv2d(Module):
         seed: Seed = None,
     ) -> None:
         super().__init__()
-        kh, kw = (kernel, kernel) if isinstance(kernel, int) else tuple(kernel)
-        _positive("Conv2d", in_channels=in_channels, out_channels=out_channels, kh=kh, kw=kw)
+        if isinstance(kernel, (int, np.integer)):
+            kh, kw = kernel, kernel
+        elif isinstance(kernel, (tuple, list)) and len(kernel) == 2:
+            kh, kw = kernel
+        else:
+            raise TypeError(f"Conv2d: kernel must be an int or a pair (kh, kw), got {kernel!r}")
+        in_channels, out_channels, kh, kw = _positive(
+            "Conv2d", in_channels=in_channels, out_channels=out_channels, kh=kh, kw=kw
+        )
         rng = seeded_rng(seed, "Conv2d")
         fan_in = in_channels * kh * kw
         self.weight = _uniform((out_channels, in_channels, kh, kw), fan_in, backend, rng)
