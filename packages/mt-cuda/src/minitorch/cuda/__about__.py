@@ -1,3 +1,3 @@
 """Version of mt-cuda (read by hatchling)."""
 
-__version__ = "0.3.3"
+__version__ = "0.3.4"
