@@ -4,7 +4,8 @@ The simulator runs kernels as plain Python, so it cannot catch code that Numba's
 compiler rejects (an unsupported call, a type that does not unify). This test compiles
 every kernel to PTX, in a subprocess without the simulator. It needs NVIDIA's compiler
 libraries, NVVM and NVRTC (``pip install mt-cuda[cu12]`` or ``[cu13]``), but not a GPU:
-without one it compiles for compute capability 7.5. It is skipped where they are missing.
+it compiles for compute capability 7.5 (Turing, the oldest that current CUDA releases
+support) and 9.0 (Hopper: H100, H200). It is skipped where they are missing.
 """
 
 from __future__ import annotations
@@ -25,24 +26,25 @@ SCRIPT = textwrap.dedent(
 
     from numba import cuda, types
 
+    target = tuple(int(part) for part in sys.argv[1].split("."))  # compute capability
+
     def probe(x):
         x[0] = 1.0
 
     try:  # is the compiler toolchain (NVVM, NVRTC) installed?
-        cuda.compile_ptx(probe, (types.float64[::1],), cc=(7, 5))
+        cuda.compile_ptx(probe, (types.float64[::1],), cc=target)
     except Exception as e:
         print(f"the CUDA compiler toolchain is not installed: {{type(e).__name__}}")
         sys.exit({SKIP})
 
     import numba.cuda.dispatcher as dispatcher
 
-    cc = None
+    cc = target
     if not cuda.is_available():
         # Device functions ask the current device for its compute capability.
         if not hasattr(dispatcher, "get_current_device"):
             print("this numba-cuda cannot compile device functions without a GPU")
             sys.exit({SKIP})
-        cc = (7, 5)
         dispatcher.get_current_device = lambda: pytypes.SimpleNamespace(compute_capability=cc)
 
     from minitorch.cuda import CudaBackend, device, kernels, practice
@@ -75,17 +77,19 @@ SCRIPT = textwrap.dedent(
         ptx, result = cuda.compile_ptx(kernel.py_func, sig, cc=cc)
         assert result == types.void, (name, result)
         assert ".entry" in ptx, name
-    print(f"compiled {{len(jobs)}} kernels")
+        assert f".target sm_{{cc[0]}}{{cc[1]}}" in ptx, (name, ptx[:400])
+    print(f"compiled {{len(jobs)}} kernels for sm_{{cc[0]}}{{cc[1]}}")
     """
 )
 
 
 @pytest.mark.task3_3
 @pytest.mark.task3_4
-def test_every_kernel_compiles_to_ptx() -> None:
+@pytest.mark.parametrize("cc", ["7.5", "9.0"])
+def test_every_kernel_compiles_to_ptx(cc: str) -> None:
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="0")
     result = subprocess.run(
-        [sys.executable, "-c", SCRIPT],
+        [sys.executable, "-c", SCRIPT, cc],
         env=env,
         capture_output=True,
         text=True,
