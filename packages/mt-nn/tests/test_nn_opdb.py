@@ -550,6 +550,10 @@ class TestPlainFastNNOps(NNOps):
     backend = PlainFastBackend
 
 
+# The simulator's threads show numpy's warnings about the special samples (see mt-cuda's).
+@pytest.mark.filterwarnings(
+    "ignore:(invalid value|overflow|divide by zero) encountered:RuntimeWarning"
+)
 @pytest.mark.skipif(CUDA is None, reason="mt-cuda, or a GPU / the simulator, is missing")
 class TestCudaNNOps(NNOps):
     backend = CUDA  # type: ignore[assignment]

@@ -223,6 +223,17 @@ def test_assign_names_only_the_blocks_it_replaced(tmp_path, capsys):
     assert not any(f"{t}: " in said for t in tasks[1:])
 
 
+@pytest.mark.parametrize("typo", ["task9_9", "task2_1x", "task0_1"])
+def test_assign_refuses_a_task_the_layer_does_not_have(tmp_path, capsys, typo):
+    out = tmp_path / "s"
+    assert main(["assign", "tensor", "--out", str(out), "--keep", "task2_1", "--keep", typo]) == 2
+    said = capsys.readouterr().err
+    assert f"--keep {typo}: not a task of the tensor layer" in said
+    assert "task2_1, task2_2" in said  # it names the layer's tasks
+    assert said.count("\n") == 1  # one clear line
+    assert not out.exists()
+
+
 def test_assign_refuses_to_hand_out_a_solution(tmp_path, monkeypatch):
     # Every layer is marked: pretend one is not (its markers were forgotten).
     import mtcourse.starter

@@ -82,10 +82,17 @@ def assign(
     whole starter must pass ``ruff check`` and parse.
 
     Raises:
-        CourseError: for bad markers, or lint errors left in the starter.
+        CourseError: for a ``keep`` that is not a task of the layer, bad markers, or lint
+            errors left in the starter.
     """
     cal = cal or load_calendar()
     layer = cal.layer(layer_name)
+    unknown = sorted(keep - set(layer.task_ids))
+    if unknown:  # a typo would quietly leave a task out of a "full solution" starter
+        raise CourseError(
+            f"--keep {', '.join(unknown)}: not a task of the {layer_name} layer "
+            f"(its tasks: {', '.join(layer.task_ids)})"
+        )
     if out.exists() and any(out.iterdir()):
         raise CourseError(f"{out} exists and is not empty")
     starter = Starter(out, kept=keep)
