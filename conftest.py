@@ -45,6 +45,11 @@ settings.register_profile(
     report_multiple_bugs=False,
     suppress_health_check=[HealthCheck.too_slow],
 )
+# Everything a property test draws, a hundred times over (the op database: 100 draws per
+# entry): `HYPOTHESIS_PROFILE=deep hatch run test:all -m task2_3`, before a release.
+settings.register_profile(
+    "deep", max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
 
 

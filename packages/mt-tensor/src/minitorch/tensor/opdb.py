@@ -29,6 +29,7 @@ environment installs PyTorch's CPU build); the package root does not import it.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import operator
 import os
@@ -44,6 +45,9 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 from .backends.protocol import TensorBackend
 from .creation import from_numpy
@@ -60,6 +64,8 @@ __all__ = [
     "Sample",
     "cases",
     "coverage",
+    "drawn_cases",
+    "drawn_values",
     "rng_for",
     "sample_values",
     "error_cases",
@@ -1091,10 +1097,12 @@ def coverage() -> str:
     backends = sorted({b for _, b, _ in _COVERED})
     kinds = {k for _, _, k in _COVERED}
     errors = sum(n for (e, b, k), n in _COVERED.items() if k == "error")
+    drawn = sum(n for (e, b, k), n in _COVERED.items() if k == "drawn")
+    samples = sum(_COVERED.values()) - errors - drawn
     return (
         f"op database: {len(entries)} entries x {len(backends)} backends ({', '.join(backends)}) "
-        f"x {len(kinds - {'error'})} sample kinds: {sum(_COVERED.values()) - errors} samples "
-        f"and {errors} error inputs checked against PyTorch"
+        f"x {len(kinds - {'error', 'drawn'})} sample kinds: {samples} samples, {drawn} drawn "
+        f"by hypothesis, and {errors} error inputs checked against PyTorch"
     )
 
 
@@ -1220,6 +1228,46 @@ def error_cases(ops: Sequence[OpInfo]) -> list[Any]:
     return [pytest.param(e, x, id=f"{e.name}|{x.what}") for e in ops for x in e.errors]
 
 
+def _drawable(sample: Sample) -> bool:
+    """A ``general`` sample of float values whose values may be drawn anew (no aliasing)."""
+    return (
+        sample.kind == "general"
+        and not sample.alias
+        and all(
+            a.dtype.kind == "f" and a.size > 0 and not np.all(a == np.round(a))
+            for a in sample.arrays
+        )
+    )
+
+
+def drawn_cases(ops: Sequence[OpInfo]) -> list[Any]:
+    """``(entry, sample)`` parameters: each entry's first ``general`` sample whose values vary."""
+    out = []
+    for e in ops:
+        base = next((s for s in e.samples if _drawable(s)), None)
+        if base is not None:
+            out.append(pytest.param(e, base, id=f"{e.name}|drawn:{base.label()}"))
+    return out
+
+
+def drawn_values(sample: Sample) -> st.SearchStrategy[Sample]:
+    """``sample`` with new values drawn by hypothesis, of the same shapes, layouts and sign.
+
+    An array of positive values gets values in [0.5, 3] (the domain of log, sqrt, a
+    base of ``**``), another values in [-3, -0.2] or [0.2, 3], away from the kinks at 0;
+    the values of one array are distinct, so a maximum has no tie (whose gradient is
+    each library's convention).
+    """
+    parts = []
+    for a in sample.arrays:
+        if np.all(a > 0):
+            elements: st.SearchStrategy[float] = st.floats(0.5, 3.0)
+        else:
+            elements = st.one_of(st.floats(-3.0, -0.2), st.floats(0.2, 3.0))
+        parts.append(hnp.arrays(np.float64, a.shape, elements=elements, unique=True))
+    return st.tuples(*parts).map(lambda arrays: dataclasses.replace(sample, arrays=arrays))
+
+
 class OpDatabaseSuite:
     """An op database on one backend, inherited by a ``Test*`` subclass per backend.
 
@@ -1242,6 +1290,8 @@ class OpDatabaseSuite:
             metafunc.parametrize(("entry", "sample"), cases(self.ops))
         if "error" in metafunc.fixturenames:
             metafunc.parametrize(("entry", "error"), error_cases(self.ops))
+        if "base" in metafunc.fixturenames:
+            metafunc.parametrize(("entry", "base"), drawn_cases(self.ops))
 
     @pytest.mark.task2_3
     def test_sample_against_pytorch(self, entry: OpInfo, sample: Sample) -> None:
@@ -1251,6 +1301,23 @@ class OpDatabaseSuite:
             pytest.skip(f"{self.backend.name} runs the kinds {self.kinds}")
         check_sample(entry, sample, self.backend)
         _COVERED[(entry.name, self.backend.name, sample.kind)] += 1
+
+    @pytest.mark.task2_3
+    def test_drawn_values_against_pytorch(self, entry: OpInfo, base: Sample) -> None:
+        """The entry's general sample with values drawn by hypothesis.
+
+        A fifth of the profile's examples: 5 in ``ci``, 10 in ``dev``, 100 in ``deep``.
+        """
+        pytest.importorskip("torch", reason="the op database compares with PyTorch")
+        examples = max(1, settings().max_examples // 5)
+
+        @settings(max_examples=examples)
+        @given(drawn_values(base))
+        def check(sample: Sample) -> None:
+            check_sample(entry, sample, self.backend)
+
+        check()
+        _COVERED[(entry.name, self.backend.name, "drawn")] += examples
 
     @pytest.mark.task2_3
     def test_error_input_raises_as_pytorch(self, entry: OpInfo, error: ErrorInput) -> None:
