@@ -139,9 +139,21 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
     raise error  # outside the handler: the error keeps its own context and traceback
 
 
+_PTX: dict[str, str] = {}
+
+
+def pytest_runtest_logreport(report: Any) -> None:
+    """Keep the outcome of each test that compiles kernels for a real GPU (``*_ptx.py``)."""
+    if "_ptx.py::" in report.nodeid and (report.when == "call" or report.outcome != "passed"):
+        _PTX[report.nodeid.rsplit("/", 1)[-1]] = report.outcome
+
+
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """Say how much of the op database ran (entries x backends x sample kinds), if it ran."""
+    """Say how much of the op database ran, and how the PTX compilations (sm_75, sm_90) fared."""
     opdb = sys.modules.get("minitorch.tensor.opdb")
     line = opdb.coverage() if opdb is not None else ""
     if line:
         terminalreporter.write_line(line)
+    if _PTX:
+        shown = ", ".join(f"{name} {outcome}" for name, outcome in sorted(_PTX.items()))
+        terminalreporter.write_line(f"PTX for real GPUs (no GPU used): {shown}")
