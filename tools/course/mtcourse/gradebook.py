@@ -6,9 +6,13 @@
 name without ``.zip``). Each is graded as the bundle grades (its own worker, sandbox and
 scratch folder; ``N`` at a time), into ``<gradebook>-results/<student>/results.json``,
 and the gradebook has a row per student: ``student``, a column per task (``2.1``),
-``total`` and ``status`` (``graded``, or why not). A rerun keeps the results already
-written. ``--shard I/N`` grades every N-th submission only (the I-th of each N), so a CI
-matrix can split a class over machines; ``merge-grades`` joins the shards' gradebooks.
+``total`` and ``status`` (``graded``, or why not), below a first row, ``(maximum points)``,
+of each task's points and the total. A submission that could not be graded (a broken zip,
+an empty folder) has empty cells, not zeros, and its reason in ``status``. The gradebook
+is rewritten as each submission finishes, and the progress bar counts finished ones. A
+rerun keeps the results already written. ``--shard I/N`` grades every N-th submission only
+(the I-th of each N), so a CI matrix can split a class over machines; ``merge-grades``
+joins the shards' gradebooks.
 """
 
 from __future__ import annotations
@@ -75,17 +79,30 @@ def _columns(env_tasks: list[tuple[str, str, float]]) -> list[str]:
     ]
 
 
+MAXIMUM = "(maximum points)"
+"""The first row's ``student`` cell: each task's points and the total a submission can earn."""
+
+
+def _maximum(tasks: list[tuple[str, str, float]]) -> dict[str, Any]:
+    row: dict[str, Any] = {"student": MAXIMUM, "status": ""}
+    for tid, _, points in tasks:
+        row[tid.removeprefix("task").replace("_", ".")] = f"{points:.2f}"
+    row["total"] = f"{sum(points for _, _, points in tasks):.2f}"
+    return row
+
+
 def _row(
     student: str, tasks: list[tuple[str, str, float]], res: dict[str, Any] | None, status: str
 ) -> dict[str, Any]:
     row: dict[str, Any] = {"student": student, "status": status}
+    graded = status == "graded"  # a submission that was not graded has no points, not 0
     by_task: dict[str, float] = {}
     for entry in (res or {}).get("tests", []):
         by_task[entry["number"]] = by_task.get(entry["number"], 0.0) + float(entry["score"])
     for tid, _, _ in tasks:
         n = tid.removeprefix("task").replace("_", ".")
-        row[n] = f"{by_task.get(n, 0.0):.2f}"
-    row["total"] = f"{sum(by_task.values()):.2f}"
+        row[n] = f"{by_task.get(n, 0.0):.2f}" if graded else ""
+    row["total"] = f"{sum(by_task.values()):.2f}" if graded else ""
     return row
 
 
@@ -110,11 +127,14 @@ def uncell(text: str) -> str:
 
 
 def _write_csv(path: Path, columns: list[str], rows: list[dict[str, Any]]) -> None:
+    """Write the gradebook atomically: the maximum row first (if any), then by student."""
     tmp = path.with_suffix(".tmp")
+    top = [r for r in rows if r["student"] == MAXIMUM][:1]
+    students = sorted((r for r in rows if r["student"] != MAXIMUM), key=lambda r: r["student"])
     with tmp.open("w", newline="", encoding="utf-8") as f:
         w = csv.DictWriter(f, fieldnames=columns)
         w.writerow({c: cell(c) for c in columns})
-        for row in sorted(rows, key=lambda r: r["student"]):
+        for row in [*top, *students]:
             w.writerow({k: cell(v) for k, v in row.items()})
     tmp.replace(path)
 
@@ -207,19 +227,23 @@ def grade_all(
                 disable=not progress,
                 desc=f"grading {layer.package}",
             )
+            # As each submission finishes, not in name order behind the slowest: the bar
+            # counts finished submissions and the gradebook has every result so far.
             with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
-                for student, res, status in pool.map(one, todo):
+                futures = [pool.submit(one, item) for item in todo]
+                for future in concurrent.futures.as_completed(futures):
+                    student, res, status = future.result()
                     rows[student] = _row(student, tasks, res, status)
+                    _write_csv(out, columns, [_maximum(tasks), *rows.values()])
                     bar.update(1)
-                    _write_csv(out, columns, list(rows.values()))
             bar.close()
             sandbox.reap()
-    _write_csv(out, columns, list(rows.values()))
+    _write_csv(out, columns, [_maximum(tasks), *rows.values()])
     return [rows[s] for s in sorted(rows)]
 
 
 def merge_grades(parts: list[Path], out: Path) -> int:
-    """Join shard gradebooks into ``out``; the number of students.
+    """Join shard gradebooks into ``out`` (one maximum row); the number of students.
 
     Raises:
         CourseError: if the gradebooks have different columns, or one student is in two
@@ -245,7 +269,7 @@ def merge_grades(parts: list[Path], out: Path) -> int:
     if columns is None:
         raise CourseError("no gradebooks to merge")
     _write_csv(out, columns, list(rows.values()))
-    return len(rows)
+    return sum(1 for student in rows if student != MAXIMUM)
 
 
 def now() -> float:

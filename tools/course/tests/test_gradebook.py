@@ -65,13 +65,18 @@ def test_shards_merge_into_the_gradebook_of_the_whole_class(env, tmp_path, capsy
         "dee": (f"{10 - share:.2f}", "0.00", "10.00", "10.00", "10.00", f"{40 - share:.2f}"),
         "eve": ("10.00", "0.00", "0.00", "0.00", "0.00", "10.00"),
         "fay": ("0.00", "0.00", "0.00", "10.00", "0.00", "10.00"),
-        "gus": ("0.00", "0.00", "0.00", "0.00", "0.00", "0.00"),
-        "hal": ("0.00", "0.00", "0.00", "0.00", "0.00", "0.00"),
+        # not graded: no points at all, rather than zeros that read as a graded 0
+        "gus": ("", "", "", "", "", ""),
+        "hal": ("", "", "", "", "", ""),
+        "(maximum points)": ("10.00", "10.00", "10.00", "10.00", "10.00", "50.00"),
     }
+    with (tmp_path / "all.csv").open(newline="") as f:
+        first = next(csv.DictReader(f))
+    assert first["student"] == "(maximum points)"  # the first row, whatever the names
     for student, row in expected.items():
         r = book[student]
         assert tuple(r[c] for c in columns) == row, r
-    assert {s: r["status"] for s, r in book.items() if r["status"] != "graded"} == {
+    assert {s: r["status"] for s, r in book.items() if r["status"] not in ("graded", "")} == {
         "gus": "not graded: gus.zip is not a valid zip file: File is not a zip file",
         "hal": f"not graded: {folder / 'hal'} is empty: nothing was submitted",
     }
@@ -83,6 +88,55 @@ def test_shards_merge_into_the_gradebook_of_the_whole_class(env, tmp_path, capsy
     again = grade_all(folder, "operators", tmp_path / "g1.csv", jobs=2, shard="1/2", env=env)
     assert again == one
     assert (tmp_path / "g1-results/ana/results.json").stat().st_mtime_ns == stamp
+
+
+def test_the_progress_bar_and_the_gradebook_follow_finished_submissions(tmp_path, monkeypatch):
+    """A slow first submission holds back neither the bar nor the others' rows."""
+    import threading
+
+    from mtcourse import gradebook
+
+    for name in ("a-slow", "b", "c"):
+        (tmp_path / "class" / name).mkdir(parents=True)
+    release = threading.Event()
+    seen: list[list[str]] = []
+
+    class Env:
+        isolation = "none"
+
+        class course:
+            spec = units = None
+
+            @staticmethod
+            def calibration():
+                return {}
+
+        def grade(self, path, scratch, slot):
+            if path.name == "a-slow":
+                assert release.wait(20), "the other submissions never finished"
+            return {"tests": [{"number": "0.1", "score": 1.0}]}
+
+    updates: list[int] = []
+
+    class Bar:
+        def __init__(self, **kwargs):
+            pass
+
+        def update(self, n):
+            updates.append(n)
+            out = tmp_path / "g.csv"
+            seen.append([r["student"] for r in csv.DictReader(out.open(newline=""))])
+            if len(updates) == 2:
+                release.set()  # b and c are done and written: now let a-slow finish
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(gradebook, "tqdm", Bar)
+    grade_all(tmp_path / "class", "operators", tmp_path / "g.csv", jobs=3, env=Env())
+    assert updates == [1, 1, 1]
+    assert sorted(seen[1]) == ["(maximum points)", "b", "c"]  # before a-slow finished
+    assert seen[2] == ["(maximum points)", "a-slow", "b", "c"]
 
 
 def test_bad_arguments_are_clear_errors(tmp_path, capsys):
