@@ -45,8 +45,8 @@ settings.register_profile(
     report_multiple_bugs=False,
     suppress_health_check=[HealthCheck.too_slow],
 )
-# Everything a property test draws, a hundred times over (the op database: 100 draws per
-# entry): `HYPOTHESIS_PROFILE=deep hatch run test:all -m task2_3`, before a release.
+# Many more draws for every property test, before a release or when hunting a rare case:
+# `HYPOTHESIS_PROFILE=deep pytest`.
 settings.register_profile(
     "deep", max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )

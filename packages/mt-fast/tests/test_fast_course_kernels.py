@@ -134,10 +134,6 @@ CASES = {
         "IndexingError: tensor_matrix_multiply: batch sizes 1 (a) and 1 (b) broadcast to 1, "
         "not to the output's 0",
     ),
-    "matmul of a batch of 0 against a batch of 1": (
-        "tmm(*zeros((0, 2, 4)).tuple(), *zeros((0, 2, 3)).tuple(), *zeros((1, 3, 4)).tuple())",
-        "ran",
-    ),
     "reduce over dim 5 of a 2-D tensor": (
         "tred(*zeros((1, 3)).tuple(), *zeros((2, 3)).tuple(), 5)",
         "IndexingError: tensor_reduce: reduce_dim 5 is out of range for a of shape (2, 3)",
@@ -201,6 +197,27 @@ def test_course_kernels_refuse_inconsistent_arguments_before_they_run() -> None:
     for name, (_, message) in CASES.items():
         assert name in got, f"{name}: no result (the child stopped before it)"
         assert got[name].startswith(message), f"{name}: {got[name]}"
+
+
+@pytest.mark.task3_2
+def test_course_matmul_of_a_batch_of_0_against_a_batch_of_1_runs_into_an_empty_output() -> None:
+    """The batches broadcast to 0: the checks let it through and the kernel writes nothing.
+
+    The course's kernel took the larger batch (1) and wrote past the 0-element output (heap
+    corruption); in a child process, so a crash fails this test instead of ending pytest.
+    """
+    import os
+    import subprocess
+    import sys
+
+    call = "tmm(*zeros((0, 2, 4)).tuple(), *zeros((0, 2, 3)).tuple(), *zeros((1, 3, 4)).tuple())"
+    program = f"CALLS = {{'empty': {call!r}}}\n" + CHILD + "\nprint('done', flush=True)\n"
+    env = {**os.environ, "MINITORCH_QUIET": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=300, env=env
+    )
+    assert done.returncode == 0, f"the child ended with {done.returncode}: {done.stderr[-2000:]}"
+    assert done.stdout.splitlines()[-2:] == ["empty|ran", "done"], done.stdout
 
 
 def test_checked_kernels_still_run_consistent_arguments_and_report() -> None:
