@@ -9,6 +9,7 @@ layer serves every submission.
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -21,6 +22,7 @@ import pytest
 from mtcourse.bundle import autograder
 from mtcourse.cli import main
 from mtcourse.config import load_calendar
+from mtcourse.grader.grading import sizing_notes
 from mtcourse.starter import assign
 
 pytestmark = pytest.mark.packaging
@@ -59,6 +61,7 @@ class Service:
             ["bash", "source/setup.sh"], cwd=root, env=env, capture_output=True, text=True
         )
         assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+        self.setup_log = proc.stdout
 
     def env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "PYTHON"))}
@@ -112,6 +115,38 @@ def test_bundle_holds_what_the_service_needs(operators):
     assert any(n.startswith("wheels/mt_root-") for n in names)
     reqs = zipfile.ZipFile(operators.root / "autograder.zip").read("requirements.txt").decode()
     assert "pyseccomp" in reqs  # the sandbox's filter: as root, bwrap needs it
+
+
+def test_bundle_carries_its_own_readme_with_the_upload_steps(operators):
+    text = zipfile.ZipFile(operators.root / "autograder.zip").read("README.md").decode()
+    assert "# The autograder of mt-operators" in text
+    total = sum(t.points for t in operators.layer.tasks)
+    assert f"total points: {total:g} (tasks 0.1: " in text
+    for needed in ("setup.sh", "run_autograder", "results.json", "22.04", "timeout", "MiB"):
+        assert needed in text, needed
+    assert "course:assign operators" in text
+    assert "@" not in text  # every placeholder filled
+
+
+def test_setup_says_how_to_size_the_assignment_from_its_own_calibration(operators):
+    """The README's step 3 points at these two lines of the image build's log."""
+    log = operators.setup_log
+    timeout = re.search(r"set the autograder's timeout to (\d+) min or more", log)
+    memory = re.search(r"give the container (\d+) MiB or more", log)
+    assert timeout, log[-2000:]
+    assert memory, log[-2000:]
+    assert int(timeout.group(1)) >= 1
+    assert int(memory.group(1)) >= 1024
+
+
+def test_sizing_is_five_times_the_solution_and_twice_its_largest_process():
+    cal = {"tasks": {"task0_1": {"wall": 30.0}, "task0_2": {"wall": 90.4}, "task0_3": {}}}
+    timeout, memory = sizing_notes(cal, 300 * 1024)
+    assert "graded in 120 s here (slowest: task0_2, 90 s)" in timeout
+    assert timeout.endswith("timeout to 11 min or more")  # 5 x 120.4 s = 602 s: 11 minutes
+    assert memory == "its largest process used 300 MiB: give the container 1024 MiB or more"
+    _, memory = sizing_notes(cal, 1000 * 1024)
+    assert memory.endswith("give the container 2048 MiB or more")  # 2000 MiB, in 512s
 
 
 def test_setup_calibrated_the_grader_and_hid_the_course_from_other_users(operators):

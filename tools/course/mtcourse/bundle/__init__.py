@@ -24,7 +24,15 @@ from ..starter import assign
 from ..starter.scripts import EXAMPLES, script_helpers
 from ..suite import data_subset, suite_tree, wheelhouse
 
-__all__ = ["OPAQUE", "autograder", "grade_spec", "layer_units", "write_bundle", "write_course"]
+__all__ = [
+    "OPAQUE",
+    "autograder",
+    "bundle_readme",
+    "grade_spec",
+    "layer_units",
+    "write_bundle",
+    "write_course",
+]
 
 #: Classes whose objects cross between the grader and the worker as handles: an autograd
 #: history holds the whole graph behind a tensor, which the student's code never walks.
@@ -200,7 +208,22 @@ def write_bundle(layer: Layer, cal: Calendar, where: Path, data: Path | None) ->
         text = _template(name, PACKAGE=layer.package, IMPORTS=imports, WARM=warm)
         (where / name).write_text(text, "utf-8")
         (where / name).chmod(0o755)
+    (where / "README.md").write_text(bundle_readme(layer, has_data=data is not None), "utf-8")
     return where
+
+
+def bundle_readme(layer: Layer, *, has_data: bool = False) -> str:
+    """The bundle's own README: how to upload it and what each of its files does."""
+    points = sum(t.points for t in layer.tasks)
+    tasks = ", ".join(f"{t.id[4:].replace('_', '.')}: {t.points:g}" for t in layer.tasks)
+    return _template(
+        "README.md",
+        PACKAGE=layer.package,
+        LAYER=layer.name,
+        POINTS=f"{points:g}",
+        TASKS=f"task {tasks}" if len(layer.tasks) == 1 else f"tasks {tasks}",
+        DATA=", and the training data subset its training tasks use" if has_data else "",
+    )
 
 
 def _zip_dir(folder: Path, out: Path) -> None:

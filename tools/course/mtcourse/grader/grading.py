@@ -50,6 +50,7 @@ __all__ = [
     "find_submission",
     "grade",
     "main",
+    "sizing_notes",
 ]
 
 HERE = Path(__file__).resolve().parent
@@ -1367,6 +1368,32 @@ def calibration_notes(cal: dict[str, Any]) -> list[str]:
     return lines
 
 
+def sizing_notes(cal: dict[str, Any], peak_kib: int) -> list[str]:
+    """How to size the grading service, from a calibration on its machine.
+
+    Args:
+        cal: the calibration (each task's ``wall``: seconds of the solution's grading).
+        peak_kib: the largest resident set of a process the calibration ran, in KiB
+            (``getrusage(RUSAGE_CHILDREN).ru_maxrss`` on Linux).
+
+    Returns:
+        Two lines for the build log: the time to allow a submission, the memory to give it.
+    """
+    walls = {tid: float(task.get("wall", 0.0)) for tid, task in cal["tasks"].items()}
+    total = sum(walls.values())
+    slowest = max(walls, key=walls.__getitem__, default="-")
+    # A correct submission may be slower than the course's (its limits allow 20x a run):
+    # five times the solution's time, in whole minutes, leaves room for a slow but fair one.
+    minutes = max(1, -(-int(5 * total) // 60))
+    peak = peak_kib / 1024
+    return [
+        f"the solution graded in {total:.0f} s here (slowest: {slowest}, "
+        f"{walls.get(slowest, 0.0):.0f} s): set the autograder's timeout to {minutes} min or more",
+        f"its largest process used {peak:.0f} MiB: give the container "
+        f"{max(1024, -(-int(2 * peak) // 512) * 512)} MiB or more",
+    ]
+
+
 def grade(
     course: Course,
     submission: Path,
@@ -1594,7 +1621,10 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory(prefix="mtc-calibrate-") as tmp:
             cal = calibrate(course, Path(tmp), args.isolation)
         print(f"calibrated {course.spec.package}: isolation {cal['isolation']}")
-        for line in calibration_notes(cal):
+        import resource
+
+        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        for line in [*calibration_notes(cal), *sizing_notes(cal, peak)]:
             print(line)
         return 0
     if args.command == "selfcheck":
