@@ -338,6 +338,30 @@ def test_week_two_has_only_the_first_two_modules(site: Path, tmp_path: Path) -> 
     assert 'href="../tensor/' in page(site, "modules/autodiff")
 
 
+def test_the_staff_manual_is_a_page_of_the_site_linked_from_the_staff_page(site: Path) -> None:
+    """The course tool's manual was only in the repository, named without a link."""
+    manual = page(site, "staff-manual")
+    anchor = 'id="autograder-the-gradescope-bundle"'
+    for needed in ("grade-all", "Uploading it", "threat model", anchor):
+        assert needed in manual, needed
+    staff = page(site, "staff")
+    assert 'href="../staff-manual/"' in staff
+    assert "course:grade-all" in staff
+
+
+def test_the_students_page_says_how_to_carry_your_own_earlier_layers(site: Path) -> None:
+    """Only the starter's README and the staff manual said so."""
+    text = text_of(section(page(site, "students"), "carrying-your-own-earlier-layers"))
+    version = guide.course()["layers"]["operators"]["solution-version"]
+    for needed in (
+        "python -m pip install --no-deps -e ../mt-operators",
+        "python -m pip install --no-deps -e ../mt-autodiff",
+        f"--find-links wheels mt-operators=={version}",
+        "python which_layers.py",
+    ):
+        assert _normal(needed) in text, needed  # text_of's text has no whitespace
+
+
 def test_the_weeks_open_the_layers_of_course_toml() -> None:
     assert guide.opened_layers(1) == ["operators"]
     assert guide.opened_layers(4) == ["operators", "autodiff", "tensor", "fast", "cuda"]

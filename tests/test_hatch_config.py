@@ -77,3 +77,8 @@ def test_pkg_without_a_known_layer_says_which_there_are(args: list[str]) -> None
     assert done.returncode == 2
     assert "usage: hatch run test:pkg LAYER [pytest options]" in done.stderr
     assert "operators, root, tensor" in done.stderr
+
+
+def test_the_docs_build_is_not_preceded_by_the_themes_banner() -> None:
+    """mkdocs-material's end-of-life banner (a dozen lines) printed before every build."""
+    assert ENVS["docs"]["env-vars"]["NO_MKDOCS_2_WARNING"] == "1"

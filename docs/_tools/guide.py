@@ -314,3 +314,20 @@ def api_table(base: str = "") -> str:
                 f"| {MODULE_NUMBER[layer]}: {PACKAGE_SUMMARY[layer]} |"
             )
     return "\n".join(lines)
+
+
+def own_layers_commands(layer: str) -> str:
+    """The commands of ``layer``'s starter that install the student's own earlier layers.
+
+    The same lines as the starter README's section "Use your own earlier layers" (one
+    function writes both), as two fenced blocks: the installs, then the way back.
+    """
+    from mtcourse.config import load_calendar, own_layer_commands
+
+    cal = load_calendar()
+    install, restore = own_layer_commands(cal.layer(layer), cal)
+    return (
+        f"In the `mt-{layer}` starter's folder, with its environment active:\n\n"
+        f"```bash\n{install}```\n\n"
+        f"and back to the course's solution of those layers:\n\n```bash\n{restore}```\n"
+    )

@@ -4,6 +4,7 @@
 - ``MINITORCH_GUIDE_WEEK=N`` builds the guide as of week N of ``course.toml``: the module
   and API pages of the layers whose starters have not opened by then are left out of the
   site and the navigation, and links to them become plain text.
+- The course tool's manual (``tools/course/README.md``) becomes the page ``staff-manual.md``.
 - Formulas (``$...$``, ``$$...$$``, marked by pymdownx.arithmatex) become MathML when the
   site is built, so the pages show them without JavaScript or a CDN.
 """
@@ -93,12 +94,30 @@ def on_config(config: Any) -> Any:
     return config
 
 
+STAFF_MANUAL = guide.ROOT / "tools" / "course" / "README.md"
+"""The course tool's manual, which the site shows as ``staff-manual.md``."""
+
+
+def staff_manual() -> str:
+    """The staff manual's page: ``tools/course/README.md``, said to be that file."""
+    text = STAFF_MANUAL.read_text(encoding="utf-8")
+    title, _, rest = text.partition("\n")
+    where = (
+        "\n\n!!! note\n    This page is `tools/course/README.md` of the course's repository, "
+        "where its paths start; [For course staff](staff.md) is the overview.\n"
+    )
+    return title + where + rest
+
+
 def on_files(files: Any, config: Any) -> Any:
-    """Leave out the pages of the layers not opened by the guide's week."""
+    """Leave out the pages of the layers not opened by the guide's week; add the manual."""
+    from mkdocs.structure.files import File
+
     for path in sorted(_hidden):
         found = files.get_file_from_path(path)
         if found is not None:
             files.remove(found)
+    files.append(File.generated(config, "staff-manual.md", content=staff_manual()))
     return files
 
 

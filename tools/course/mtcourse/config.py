@@ -20,6 +20,7 @@ __all__ = [
     "Task",
     "Week",
     "load_calendar",
+    "own_layer_commands",
     "root_pyproject",
 ]
 
@@ -398,3 +399,20 @@ def root_pyproject() -> dict[str, Any]:
     """The repository's own ``pyproject.toml`` (pytest's markers, ruff's rules)."""
     with (REPO / "pyproject.toml").open("rb") as f:
         return tomllib.load(f)
+
+
+def own_layer_commands(layer: Layer, cal: Calendar) -> tuple[str, str]:
+    """The commands that install the student's own lower layers, and the course's back.
+
+    Returns:
+        Two blocks of lines, one command per lower layer each: the editable installs of
+        ``../mt-<layer>`` (without dependencies), and the reinstalls of the course's wheels.
+    """
+    pins = [(f"mt-{d}", cal.layer(d).solution_version) for d in cal.closure(layer.name)]
+    install = "".join(f"python -m pip install --no-deps -e ../{name}\n" for name, _ in pins)
+    restore = "".join(
+        f"python -m pip install --force-reinstall --no-deps --no-index --find-links wheels "
+        f"{name}=={version}\n"
+        for name, version in pins
+    )
+    return install, restore

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from ..config import Calendar, Layer, Task
+from ..config import Calendar, Layer, Task, own_layer_commands
 from ..grader.grading import TEST_EXAMPLES
 from ..grader.scoring import PUBLIC_PART
 from ..grader.splice import find_units
@@ -336,12 +336,7 @@ def own_layers_readme(layer: Layer, cal: Calendar) -> str:
     pins = [(f"mt-{d}", cal.layer(d).solution_version) for d in lower]
     named = ", ".join(f"`{name}=={version}`" for name, version in pins)
     folders = ", ".join(f"`../{name}`" for name, _ in pins)
-    install = "".join(f"python -m pip install --no-deps -e ../{name}\n" for name, _ in pins)
-    restore = "".join(
-        f"python -m pip install --force-reinstall --no-deps --no-index --find-links wheels "
-        f"{name}=={version}\n"
-        for name, version in pins
-    )
+    install, restore = own_layer_commands(layer, cal)
     return (
         "\n## Use your own earlier layers\n\n"
         f"The set-up installs the course's solution of the earlier layers ({named}, from "
