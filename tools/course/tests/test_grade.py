@@ -397,6 +397,30 @@ def test_mul_where_the_solution_never_skips():
 """
 
 
+def test_calibration_notes_say_once_a_task_which_missing_package_its_tests_skip_for():
+    """Some 35 lines of "could not import 'torch'" read as errors during calibration."""
+    torch = "t.py:3: could not import 'torch': No module named 'torch'"
+    cal = {
+        "tasks": {
+            "task2_3": {
+                "skips": {**{f"t.py::test_{i}": torch for i in range(30)}, "u.py::x": "u.py:9: no"},
+                "ungraded": {"v.py::y": torch},
+            },
+            "task2_4": {"skips": {"w.py::z": torch}},
+        }
+    }
+    notes = grading.calibration_notes(cal)
+    assert notes == [
+        "task2_3: graded up to where it skips: u.py::x (u.py:9: no)",
+        "task2_3: graded up to where it skips (30 tests, as expected: the grading environment "
+        "has no torch, which they compare with): t.py::test_0 and 29 more",
+        "task2_3: not graded, it skips before using a function (1 test, as expected: the "
+        "grading environment has no torch, which they compare with): v.py::y",
+        "task2_4: graded up to where it skips (1 test, as expected: the grading environment "
+        "has no torch, which they compare with): w.py::z",
+    ]
+
+
 def test_a_test_that_skips_where_the_solution_does_is_graded_up_to_there(env, tmp_path):
     """Tests that compare with PyTorch skip on a grading machine without it.
 
