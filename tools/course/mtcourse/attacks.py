@@ -1002,8 +1002,12 @@ def run_attacks(
     json_out: Path | None = None,
     cal: Calendar | None = None,
     say: Callable[..., None] = print,
+    isolation: str | None = None,
 ) -> int:
     """Grade every attack (see the module's docstring); 1 if one broke a rule.
+
+    ``isolation`` chooses the sandbox of the local grading (``bwrap`` or ``user``; default:
+    the best this machine offers); the bundle picks its own, as on the grading service.
 
     Raises:
         CourseError: for a layer other than operators, or an unknown attack name.
@@ -1026,7 +1030,9 @@ def run_attacks(
             if name != "solution" and name not in {a.name for a in wanted}:
                 shutil.rmtree(subs.pop(name))
         t0 = time.perf_counter()
-        env = grading_env(LAYER, root / "env", cal=cal)
+        if isolation == "none":
+            raise CourseError("the attacks need a sandbox: --isolation bwrap or user")
+        env = grading_env(LAYER, root / "env", cal=cal, isolation=isolation)
         if env.isolation == "none":
             raise CourseError(
                 "the attacks need a sandbox: install bubblewrap "

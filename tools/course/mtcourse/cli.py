@@ -81,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--local-only", action="store_true", help="not in the bundle")
     p.add_argument("--jobs", type=int, default=2, help="submissions graded at once")
     p.add_argument("--json", type=Path, help="also write the table as JSON")
+    p.add_argument("--isolation", choices=["bwrap", "user"], help=_ISOLATION)
     p = sub.add_parser("autograder", help="write a layer's Gradescope autograder bundle")
     p.add_argument("layer")
     p.add_argument("--out", type=Path, required=True, help="the zip file to write")
@@ -190,6 +191,7 @@ def main(argv: list[str] | None = None) -> int:
                 jobs=args.jobs,
                 json_out=args.json,
                 cal=cal,
+                isolation=args.isolation,
             )
         if args.command == "mutants":
             if args.sample is not None and args.sample <= 0:
