@@ -470,6 +470,24 @@ def test_a_test_that_skips_where_the_solution_does_is_graded_up_to_there(env, tm
     assert "skipped (mul looks different) where the course's solution does not" in output
 
 
+def test_feedback_names_the_line_of_the_students_own_file(tmp_path, grade):
+    """Tracebacks named the worker's copy's line (``tensor_data.py:200`` for the student's 186)."""
+    assign("operators", tmp_path / "s", keep=ALL, cal=CAL, wheels=False)
+    path = tmp_path / "s/src/minitorch/operators/scalar.py"
+    notes = "".join(f"# a note of mine, line {i}\n" for i in range(12))
+    edit(
+        path,
+        "def mul(x: float, y: float) -> float:",
+        notes + "def mul(x: float, y: float) -> float:",
+    )
+    edit(path, "    return x * y\n", '    raise ValueError("planted in mul")\n')
+    line = path.read_text().splitlines().index('    raise ValueError("planted in mul")') + 1
+    res = grade(tmp_path / "s", ("task0_1",))
+    out = "\n".join(t["output"] for t in res["tests"] if t["number"] == "0.1")
+    assert "planted in mul" in out, out[:3000]
+    assert f"at scalar.py:{line} in mul" in out, out[:3000]
+
+
 def test_a_file_that_does_not_parse_grades_its_functions_as_stubs_and_says_why(tmp_path, grade):
     assign("operators", tmp_path / "s", keep=ALL, cal=CAL, wheels=False)
     path = tmp_path / "s/src/minitorch/operators/functional.py"

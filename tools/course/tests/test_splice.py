@@ -132,6 +132,22 @@ def test_the_worker_copy_takes_the_units_helpers_and_imports_only():
     assert ns["mul"](4.0, 3.0) == 12.0
 
 
+def test_a_line_of_the_copy_maps_back_to_the_students_own_line():
+    """Feedback named the worker's copy's line (``tensor_data.py:200`` for the student's 186)."""
+    raising = STUDENT.replace("return helper(x) * y / 2", "raise ValueError(x)  # mine")
+    text, taken = worker_copy(STARTER, raising, units())
+    ns = {"__mtc_route__": lambda k, f, factory: f, "__mtc_broken__": lambda q, e: None}
+    exec(compile(text.replace(ROUTE_IMPORT, "# the routing import\n"), "copy", "exec"), ns)
+    with pytest.raises(ValueError, match=r"^4\.0$") as info:
+        ns["mul"](4.0, 3.0)
+    copy_line = info.traceback[-1].lineno + 1  # pytest's entries count from 0
+    theirs = next(i for i, line in enumerate(raising.splitlines(), 1) if "# mine" in line)
+    assert copy_line != theirs  # the copy moved it: the map is needed
+    assert splice.student_line(taken.lines, copy_line) == theirs
+    decorator = text.splitlines().index("try:") + 1  # a line of the copy no student wrote
+    assert splice.student_line(taken.lines, decorator) is None
+
+
 def test_a_student_function_whose_definition_raises_costs_only_itself():
     student = STUDENT.replace("def mul(x, y):", "@undefined_decorator\ndef mul(x, y):")
     text, _ = worker_copy(STARTER, student, units())

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from numba import config, cuda
 
-from mtcourse.grader import route
+from mtcourse.grader import route, wire
 from mtcourse.grader.wire import (
     Endpoint,
     Policy,
@@ -494,3 +494,26 @@ def test_launches_the_course_makes_pass_the_check():
     route._check_launch((4, 32))
     route._check_launch(((2, 3, 1), (32, 32)))
     route._check_launch((np.int64(7), np.int64(8)))
+
+
+def _raised_at(filename: str, line: int) -> BaseException:
+    """An exception raised in ``f`` at ``line`` of code compiled as ``filename``."""
+    ns: dict = {}
+    exec(compile("\n" * (line - 2) + "def f():\n    raise ValueError('x')\n", filename, "exec"), ns)
+    try:
+        ns["f"]()
+    except ValueError as e:
+        return e
+    raise AssertionError("f did not raise")
+
+
+def test_the_workers_frames_name_the_students_own_lines(monkeypatch):
+    """Feedback named the worker's copy's line (``tensor_data.py:200`` for the student's 186)."""
+    monkeypatch.setattr(wire, "_LINES", {"minitorch/operators/scalar.py": [[10, 20, 3]]})
+    spliced = "/worker/code/minitorch/operators/scalar.py"
+    assert wire._frames(_raised_at(spliced, 12)) == ["  at scalar.py:5 in f"]
+    # The starter's code around the student's functions: no number of theirs to give.
+    assert wire._frames(_raised_at(spliced, 25)) == ["  at scalar.py in f"]
+    # A file of the package that is not spliced keeps its own numbering.
+    other = "/worker/code/minitorch/operators/module.py"
+    assert wire._frames(_raised_at(other, 7)) == ["  at module.py:7 in f"]

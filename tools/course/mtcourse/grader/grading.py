@@ -546,6 +546,10 @@ def grader_folder(course: Course, where: Path, source: str = "solution") -> Path
     return where
 
 
+LINE_MAP = "_mtcourse_lines.json"
+"""The worker's copy's file of line maps (``splice.Taken.lines``), by path in the copy."""
+
+
 def worker_folder(
     course: Course, submission: Submission | None, where: Path, owner: int | None = None
 ) -> tuple[Path, list[str]]:
@@ -557,6 +561,7 @@ def worker_folder(
     shutil.copytree(course.root / "starter", where / "code")
     code = where / "code"
     notes: list[str] = []
+    lines: dict[str, list[tuple[int, int, int]]] = {}  # the copy's lines -> the student's
     by_file: dict[str, list[splice.Unit]] = {}
     for u in units:
         by_file.setdefault(u.file, []).append(u)
@@ -571,6 +576,8 @@ def worker_folder(
             mine = submission.files.get(rel)
         text, taken = splice.worker_copy(starter, mine, file_units)
         path.write_text(text, "utf-8")
+        if taken.lines:
+            lines[path.relative_to(code).as_posix()] = taken.lines
         if submission is not None:
             if taken.error:
                 notes.append(
@@ -579,6 +586,9 @@ def worker_folder(
             for q in taken.missing:
                 if not taken.error:
                     notes.append(f"{rel}: no function {q} (keep the starter's names)")
+    # Where the student's functions sit in the copy: the worker's tracebacks name the
+    # student's own lines (wire's ``_frames``), not the copy's.
+    (code / LINE_MAP).write_text(json.dumps(lines), "utf-8")
     register(code, spec)
     _support(code, ("_mtcourse_route.py", "_mtcourse_wire.py", "_mtcourse_worker.py"))
     for path in [where, *where.rglob("*")]:

@@ -17,9 +17,18 @@ from __future__ import annotations
 
 import ast
 import textwrap
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-__all__ = ["ROUTE_IMPORT", "Unit", "find_units", "grader_copy", "worker_copy"]
+__all__ = [
+    "ROUTE_IMPORT",
+    "Taken",
+    "Unit",
+    "find_units",
+    "grader_copy",
+    "line_map",
+    "student_line",
+    "worker_copy",
+]
 
 ROUTE_IMPORT = (
     "from _mtcourse_route import broken as __mtc_broken__, route as __mtc_route__  # noqa\n"
@@ -237,12 +246,38 @@ def untouched(starter: str, student: str | None, qualnames: list[str]) -> bool:
 
 @dataclass
 class Taken:
-    """What the worker's copy of a file took from the student's, for the record."""
+    """What the worker's copy of a file took from the student's, for the record.
+
+    ``lines`` maps the copy's lines back to the student's file: ``(first, last, theirs)``
+    for each function taken, its lines ``first..last`` in the copy being the student's from
+    line ``theirs`` on (so a traceback can name the student's own line).
+    """
 
     units: list[str]
     missing: list[str]
     helpers: list[str]
     error: str | None = None
+    lines: list[tuple[int, int, int]] = field(default_factory=list)
+
+
+def line_map(copy: str, student: str, qualnames: list[str]) -> list[tuple[int, int, int]]:
+    """Where the functions ``qualnames`` of ``student`` are in ``copy`` (see ``Taken``)."""
+    mine, theirs = _defs(ast.parse(copy)), _defs(ast.parse(student))
+    out = []
+    for q in qualnames:
+        if q in mine and q in theirs:
+            (a, b), (c, d) = _span(mine[q]), _span(theirs[q])
+            if b - a == d - c:  # moved whole (re-indenting keeps every line)
+                out.append((a, b, c))
+    return sorted(out)
+
+
+def student_line(lines: list[tuple[int, int, int]], line: int) -> int | None:
+    """The student's line of the copy's ``line`` (None: a line of the starter's code)."""
+    for first, last, theirs in lines:
+        if first <= line <= last:
+            return theirs + line - first
+    return None
 
 
 def worker_copy(starter: str, student: str | None, units: list[Unit]) -> tuple[str, Taken]:
@@ -323,7 +358,9 @@ def worker_copy(starter: str, student: str | None, units: list[Unit]) -> tuple[s
         all_lines[at:at] = imports
         text = "".join(all_lines)
     try:
-        return _with_routes(text, units), taken
+        out = _with_routes(text, units)
     except SyntaxError as e:  # the student's unit does not fit where it goes
         taken.error = f"its functions do not fit the starter ({e.msg})"
         return _with_routes(starter, units), taken
+    taken.lines = line_map(out, student, [*taken.units, *taken.helpers])
+    return out, taken

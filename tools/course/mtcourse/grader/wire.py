@@ -37,6 +37,7 @@ import time
 import types
 import weakref
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 MAX_FRAME = 256 << 20
@@ -1624,15 +1625,49 @@ def _backend(name: Any, ops: Any) -> Any:
     return TensorBackend(ops, name)
 
 
+_LINES: dict[str, list[list[int]]] | None = None
+
+
+def _line_maps() -> dict[str, list[list[int]]]:
+    """The worker's copy's line maps (``_mtcourse_lines.json`` beside this file), once."""
+    global _LINES
+    if _LINES is None:
+        try:
+            found = json.loads(Path(__file__).with_name("_mtcourse_lines.json").read_text())
+        except (OSError, ValueError):
+            found = {}
+        _LINES = found if isinstance(found, dict) else {}
+    return _LINES
+
+
+def _student_line(filename: str, line: int) -> str:
+    """``:12``, the student's own line of ``line`` of the copy's ``filename``.
+
+    "" for a line of the starter's code around the student's functions (the copy's number
+    would name no line of the student's file); the number as it is in a file not spliced.
+    """
+    for rel, spans in _line_maps().items():
+        if filename.replace("\\", "/").endswith("/" + rel):
+            for first, last, theirs in spans:
+                if first <= line <= last:
+                    return f":{theirs + line - first}"
+            return ""
+    return f":{line}"
+
+
 def _frames(exc: BaseException) -> list[str]:
-    """Where the exception was raised in the student's files: ``file.py:12 in to_index``."""
+    """Where the exception was raised in the student's files: ``file.py:12 in to_index``.
+
+    The line is the student's own (their file's numbering, not the worker's copy's).
+    """
     out = []
     tb = exc.__traceback__
     while tb is not None:
         code = tb.tb_frame.f_code
         if "/minitorch/" in code.co_filename or "/mt_examples/" in code.co_filename:
             short = code.co_filename.rsplit("/", 1)[-1]
-            out.append(f"  at {short}:{tb.tb_lineno} in {code.co_name}")
+            where = _student_line(code.co_filename, tb.tb_lineno)
+            out.append(f"  at {short}{where} in {code.co_name}")
         tb = tb.tb_next
     return out[-6:]
 
