@@ -1021,9 +1021,15 @@ def run_attacks(
     layer = cal.layer(LAYER)
     secrets = _secrets(cal)
     verdicts: list[Verdict] = []
-    with tempfile.TemporaryDirectory(prefix="course-attacks-") as tmp:
+    with (
+        tempfile.TemporaryDirectory(prefix="course-attacks-") as tmp,
+        tempfile.TemporaryDirectory(prefix="course-attacks-env-") as env_tmp,
+    ):
         root = Path(tmp)
         root.chmod(0o700)
+        # The grading environment lies apart: a worker of its own user (``user`` isolation)
+        # must pass through its folder to run its Python (grading_env keeps the rest 0700).
+        Path(env_tmp).chmod(0o711)
         subs = _submissions(cal, root / "class")
         wanted = [a for a in ATTACKS if not only or a.name in only]
         for name in list(subs):
@@ -1032,7 +1038,7 @@ def run_attacks(
         t0 = time.perf_counter()
         if isolation == "none":
             raise CourseError("the attacks need a sandbox: --isolation bwrap or user")
-        env = grading_env(LAYER, root / "env", cal=cal, isolation=isolation)
+        env = grading_env(LAYER, Path(env_tmp) / "env", cal=cal, isolation=isolation)
         if env.isolation == "none":
             raise CourseError(
                 "the attacks need a sandbox: install bubblewrap "
