@@ -119,6 +119,7 @@ def grade(
     """
     cal = cal or load_calendar()
     with tempfile.TemporaryDirectory(prefix=f"course-grade-{layer_name}-") as tmp:
+        Path(tmp).chmod(0o711)  # a user-isolation worker passes through to its scratch
         # A submission that cannot be graded at all says so before the environment is built.
         grading.find_submission(student, layer_name, layer_units(cal.layer(layer_name), cal))
         env = grading_env(

@@ -180,6 +180,10 @@ def grade_all(
     if todo:
         with tempfile.TemporaryDirectory(prefix=f"course-grade-all-{layer.name}-") as tmp:
             root = Path(tmp)
+            # Traversable, not readable: a worker of its own user (``user`` isolation)
+            # reaches its code in ``scratch-*/public`` (the rest of each is 0700). At 0700
+            # every worker failed to start and the whole class was graded 0.
+            root.chmod(0o711)
             if env is None:
                 env = grading_env(
                     layer.name, root / "env", cal=cal, data_dir=data_dir, isolation=isolation

@@ -402,6 +402,7 @@ def run_mutants(
     records: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix=f"course-mutants-{layer.name}-") as tmp:
         root = Path(tmp)
+        root.chmod(0o711)  # a user-isolation worker passes through to its scratch
         t0 = time.perf_counter()
         env = grading_env(layer.name, root / "env", cal=cal, tasks=tuple(wanted))
         say(

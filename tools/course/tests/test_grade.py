@@ -7,6 +7,7 @@ One grading environment (built and calibrated once) grades every submission here
 import ast
 import json
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -604,6 +605,19 @@ def no_worker(monkeypatch):
         return {**spec, "argv": ["/nonexistent/python", *spec["argv"][1:]]}
 
     monkeypatch.setattr(grading, "_worker_spec", broken)
+
+
+def test_a_folder_a_user_mode_worker_cannot_pass_is_named_before_grading(tmp_path):
+    """grade-all's 0700 folder made every worker fail to start: the class was graded 0."""
+    closed = Path(tempfile.mkdtemp(prefix="mtc-closed-"))  # in /tmp: pytest's are 0700
+    try:
+        (closed / "scratch" / "public").mkdir(parents=True)
+        closed.chmod(0o700)
+        assert grading.closed_folder(closed / "scratch" / "public") == closed
+        closed.chmod(0o711)
+        assert grading.closed_folder(closed / "scratch" / "public") is None
+    finally:
+        shutil.rmtree(closed)
 
 
 def test_grade_refuses_where_the_worker_cannot_start(tmp_path, capsys, no_worker):

@@ -139,6 +139,31 @@ def test_the_progress_bar_and_the_gradebook_follow_finished_submissions(tmp_path
     assert seen[2] == ["(maximum points)", "a-slow", "b", "c"]
 
 
+def test_a_worker_of_its_own_user_can_reach_its_scratch_folder(tmp_path):
+    """In ``user`` isolation grade-all's folder was 0700: every worker failed to start and a
+    class (the course's own solution among it) was graded 0.00 with exit status 0."""
+    (tmp_path / "class" / "a").mkdir(parents=True)
+    parents: list[int] = []
+
+    class Env:
+        isolation = "none"
+
+        class course:
+            spec = units = None
+
+            @staticmethod
+            def calibration():
+                return {}
+
+        def grade(self, path, scratch, slot):
+            parents.extend(p.stat().st_mode & 0o777 for p in scratch.parents if p != p.parent)
+            return {"tests": [{"number": "0.1", "score": 1.0}]}
+
+    grade_all(tmp_path / "class", "operators", tmp_path / "g.csv", progress=False, env=Env())
+    assert parents, "grade was not called"
+    assert all(mode & 0o001 for mode in parents), [oct(m) for m in parents]  # others may pass
+
+
 def test_bad_arguments_are_clear_errors(tmp_path, capsys):
     with pytest.raises(CourseError, match="I/N"):
         grade_all(tmp_path, "operators", tmp_path / "g.csv", shard="3")

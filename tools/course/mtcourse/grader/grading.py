@@ -48,6 +48,7 @@ __all__ = [
     "GradeSpec",
     "SubmissionError",
     "calibrate",
+    "closed_folder",
     "find_submission",
     "grade",
     "main",
@@ -1425,6 +1426,18 @@ def sizing_notes(cal: dict[str, Any], peak_kib: int) -> list[str]:
     ]
 
 
+def closed_folder(path: Path) -> Path | None:
+    """The first folder above ``path`` that another user may not pass through, if any.
+
+    A worker of its own user (``user`` isolation) reaches its code below ``path`` only if
+    every folder on the way lets others search it (``x`` for others).
+    """
+    for folder in reversed(path.parents):
+        if folder != folder.parent and not folder.stat().st_mode & 0o001:
+            return folder
+    return None
+
+
 def grade(
     course: Course,
     submission: Path,
@@ -1445,6 +1458,12 @@ def grade(
     mode = sandbox.isolation(isolation or cal.get("isolation"), str(course.python))
     t0 = time.monotonic()
     private, public = _scratch(scratch)
+    closed = closed_folder(public) if mode == "user" else None
+    if closed is not None:  # every worker would fail to start: a class graded 0
+        raise RuntimeError(
+            f"the worker could not start: its user cannot pass through {closed} "
+            f"(mode {closed.stat().st_mode & 0o777:o}); nothing is graded"
+        )
     test_files = tuple(f for _, f, _ in spec.test_tasks)
     sub = find_submission(submission, spec.layer, units, test_files, spec.submitted_files)
     code, notes = worker_folder(course, sub, public / "worker", _owner(mode, uid))
@@ -1650,6 +1669,7 @@ def main(argv: list[str] | None = None) -> int:
     sandbox.become_subreaper()
     if args.command == "calibrate":
         with tempfile.TemporaryDirectory(prefix="mtc-calibrate-") as tmp:
+            Path(tmp).chmod(0o711)  # a user-isolation worker passes through to its code
             cal = calibrate(course, Path(tmp), args.isolation)
         print(f"calibrated {course.spec.package}: isolation {cal['isolation']}")
         import resource
