@@ -339,3 +339,16 @@ def test_scripts_run_without_tqdm_or_matplotlib(
     history = {k: [1.0] for k in ("train_loss", "held_out_loss")}
     assert plot_curves(history, tmp_path / "x.png", "test") is None
     assert "matplotlib is not installed, so no plot is written" in capsys.readouterr().err
+
+
+def test_the_root_readme_names_every_option_of_the_main_job() -> None:
+    """The README listed five of train's nine options."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    text = " ".join(readme.split())  # its sentences wrap
+    parser = train_scalar.build_parser()
+    for action in parser._actions:
+        longs = [o for o in action.option_strings if o.startswith("--") and o != "--help"]
+        for option in longs:
+            assert f"`{option}`" in text, option
+        for choice in action.choices or ():
+            assert choice in text, f"{longs}: {choice}"
