@@ -3,6 +3,8 @@
 import csv
 import json
 import shutil
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -44,6 +46,22 @@ def a_class(where):
 def rows(path):
     with path.open(newline="") as f:
         return {r["student"]: r for r in csv.DictReader(f)}
+
+
+class FakeEnv:
+    """A grading environment whose ``grade`` is ``fn(path, scratch, slot)``, and nothing else."""
+
+    isolation = "none"
+
+    class course:
+        spec = units = None
+
+        @staticmethod
+        def calibration():
+            return {}
+
+    def __init__(self, fn):
+        self.grade = fn
 
 
 def test_shards_merge_into_the_gradebook_of_the_whole_class(env, tmp_path, capsys):
@@ -101,20 +119,10 @@ def test_the_progress_bar_and_the_gradebook_follow_finished_submissions(tmp_path
     release = threading.Event()
     seen: list[list[str]] = []
 
-    class Env:
-        isolation = "none"
-
-        class course:
-            spec = units = None
-
-            @staticmethod
-            def calibration():
-                return {}
-
-        def grade(self, path, scratch, slot):
-            if path.name == "a-slow":
-                assert release.wait(20), "the other submissions never finished"
-            return {"tests": [{"number": "0.1", "score": 1.0}]}
+    def grade(path, scratch, slot):
+        if path.name == "a-slow":
+            assert release.wait(20), "the other submissions never finished"
+        return {"tests": [{"number": "0.1", "score": 1.0}]}
 
     updates: list[int] = []
 
@@ -133,7 +141,7 @@ def test_the_progress_bar_and_the_gradebook_follow_finished_submissions(tmp_path
             pass
 
     monkeypatch.setattr(gradebook, "tqdm", Bar)
-    grade_all(tmp_path / "class", "operators", tmp_path / "g.csv", jobs=3, env=Env())
+    grade_all(tmp_path / "class", "operators", tmp_path / "g.csv", jobs=3, env=FakeEnv(grade))
     assert updates == [1, 1, 1]
     assert sorted(seen[1]) == ["(maximum points)", "b", "c"]  # before a-slow finished
     assert seen[2] == ["(maximum points)", "a-slow", "b", "c"]
@@ -145,21 +153,14 @@ def test_a_worker_of_its_own_user_can_reach_its_scratch_folder(tmp_path):
     (tmp_path / "class" / "a").mkdir(parents=True)
     parents: list[int] = []
 
-    class Env:
-        isolation = "none"
+    top = Path(tempfile.gettempdir())  # grade-all's folders; above them is the machine's
 
-        class course:
-            spec = units = None
+    def grade(path, scratch, slot):
+        parents.extend(p.stat().st_mode & 0o777 for p in scratch.parents if top in p.parents)
+        return {"tests": [{"number": "0.1", "score": 1.0}]}
 
-            @staticmethod
-            def calibration():
-                return {}
-
-        def grade(self, path, scratch, slot):
-            parents.extend(p.stat().st_mode & 0o777 for p in scratch.parents if p != p.parent)
-            return {"tests": [{"number": "0.1", "score": 1.0}]}
-
-    grade_all(tmp_path / "class", "operators", tmp_path / "g.csv", progress=False, env=Env())
+    env = FakeEnv(grade)
+    grade_all(tmp_path / "class", "operators", tmp_path / "g.csv", progress=False, env=env)
     assert parents, "grade was not called"
     assert all(mode & 0o001 for mode in parents), [oct(m) for m in parents]  # others may pass
 

@@ -26,7 +26,6 @@ __all__ = [
     "find_units",
     "grader_copy",
     "line_map",
-    "student_line",
     "worker_copy",
 ]
 
@@ -270,14 +269,6 @@ def line_map(copy: str, student: str, qualnames: list[str]) -> list[tuple[int, i
             if b - a == d - c:  # moved whole (re-indenting keeps every line)
                 out.append((a, b, c))
     return sorted(out)
-
-
-def student_line(lines: list[tuple[int, int, int]], line: int) -> int | None:
-    """The student's line of the copy's ``line`` (None: a line of the starter's code)."""
-    for first, last, theirs in lines:
-        if first <= line <= last:
-            return theirs + line - first
-    return None
 
 
 def worker_copy(starter: str, student: str | None, units: list[Unit]) -> tuple[str, Taken]:
