@@ -151,6 +151,7 @@ def grade_all(
     isolation: str | None = None,
     env: GradingEnv | None = None,
     progress: bool = True,
+    recalibrate: bool = False,
 ) -> list[dict[str, Any]]:
     """Grade every submission in ``folder`` (see the module's docstring); return the rows.
 
@@ -186,7 +187,12 @@ def grade_all(
             root.chmod(0o711)
             if env is None:
                 env = grading_env(
-                    layer.name, root / "env", cal=cal, data_dir=data_dir, isolation=isolation
+                    layer.name,
+                    root / "env",
+                    cal=cal,
+                    data_dir=data_dir,
+                    isolation=isolation,
+                    recalibrate=recalibrate,
                 )
                 for line in grading.calibration_notes(env.course.calibration()):
                     print(line, file=sys.stderr)
@@ -212,7 +218,8 @@ def grade_all(
                         first = str(e).splitlines()[0][:200] if str(e) else ""
                         status = f"error: {type(e).__name__}: {first}"
                     if env.isolation == "user":
-                        sandbox.reap(60000 + slot)
+                        # This slot's user only: the other slots are grading.
+                        sandbox.end_user(60000 + slot)
                     res["status"] = status
                     where = results / student
                     where.mkdir(parents=True, exist_ok=True)

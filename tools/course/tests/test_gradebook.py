@@ -3,7 +3,9 @@
 import csv
 import json
 import shutil
+import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -163,6 +165,37 @@ def test_a_worker_of_its_own_user_can_reach_its_scratch_folder(tmp_path):
     grade_all(tmp_path / "class", "operators", tmp_path / "g.csv", progress=False, env=env)
     assert parents, "grade was not called"
     assert all(mode & 0o001 for mode in parents), [oct(m) for m in parents]  # others may pass
+
+
+def test_a_slot_that_is_done_leaves_the_other_slots_processes_running(tmp_path):
+    """In ``user`` isolation a slot that finished a submission killed every process below
+    the grader: the other slot's test process too, whose later tasks then read "stopped
+    before the end" (the course's own solution 10/50 under ``--jobs 2``)."""
+    for name in ("a-slow", "b"):
+        (tmp_path / "class" / name).mkdir(parents=True)
+    done = tmp_path / "g-results" / "b" / "results.json"  # written after b's slot cleaned up
+    alive: list[bool] = []
+
+    def grade(path, scratch, slot):
+        if path.name == "b":
+            return {"tests": [{"number": "0.1", "score": 1.0}]}
+        test_process = subprocess.Popen(["sleep", "60"])  # stands for its slot's pytest
+        try:
+            deadline = time.monotonic() + 30
+            while not done.exists() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            time.sleep(0.2)
+            alive.append(test_process.poll() is None)
+        finally:
+            test_process.kill()
+            test_process.wait()
+        return {"tests": [{"number": "0.1", "score": 1.0}]}
+
+    env = FakeEnv(grade)
+    env.isolation = "user"
+    grade_all(tmp_path / "class", "operators", tmp_path / "g.csv", jobs=2, progress=False, env=env)
+    assert done.exists()
+    assert alive == [True]
 
 
 def test_bad_arguments_are_clear_errors(tmp_path, capsys):

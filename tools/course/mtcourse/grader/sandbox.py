@@ -48,11 +48,14 @@ __all__ = [
     "Limits",
     "SandboxError",
     "descendants",
+    "end_user",
     "isolation",
     "kill",
+    "reap",
     "reap_zombies",
     "shared_folders",
     "spawn",
+    "sweep_files",
     "tree_cpu",
     "user_problem",
 ]
@@ -641,10 +644,45 @@ def become_subreaper() -> None:
         pass
 
 
+def end_user(uid: int, timeout: float = 10.0) -> bool:
+    """Kill every process of ``uid``, delete its files in shared folders; True once none runs.
+
+    ``grade-all`` calls it when one slot's submission is done, while the other slots
+    grade: unlike :func:`reap` it touches no other process of this one (a second slot's
+    test process is one too, and :func:`reap` killed it, grading that submission's later
+    tasks 0). Only root can kill another user's processes; elsewhere this is a no-op.
+    """
+    if os.geteuid() != 0:
+        return True
+    deadline = time.monotonic() + timeout
+    me = os.getpid()
+    while True:
+        _kill_uid(uid)
+        left = []
+        for pid in _of_uid(uid):
+            fields = _stat(pid)
+            if fields is None:
+                continue
+            if fields[0] in ("Z", "X"):
+                if int(fields[1]) == me:  # an orphan of the slot's, come back here
+                    with contextlib.suppress(ChildProcessError, OSError):
+                        os.waitpid(pid, os.WNOHANG)
+                continue  # another parent's zombie: nothing runs
+            left.append(pid)
+        if not left:
+            sweep_files(uid)
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+
+
 def reap(uid: int | None = None, timeout: float = 10.0) -> bool:
     """Kill every process below this one (and, as root, every process of ``uid``).
 
-    The grader calls it before it writes the results: with this process a subreaper
+    Only where nothing else is being graded (every slot's test process is below this
+    one: a slot that is done calls :func:`end_user`). The grader calls it before it
+    writes the results: with this process a subreaper
     (:func:`become_subreaper`), a daemon the submission started is one of them.
     Returns True once none is left.
     """
