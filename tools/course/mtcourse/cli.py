@@ -35,6 +35,10 @@ from .weeks import week_plan, week_table
 __all__ = ["main"]
 
 _ISOLATION = "how to isolate the student's code (default: the strongest this machine has)"
+_RECALIBRATE = (
+    "measure the calibration again (it is kept per course, grading Python, isolation and "
+    "machine, and reused by the next grade or grade-all)"
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -64,6 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--data-dir", type=Path, help="real data for the training subset")
     p.add_argument("--isolation", choices=["bwrap", "user", "none"], help=_ISOLATION)
     p.add_argument("--task", action="append", default=[], help="only this task (repeatable)")
+    p.add_argument("--recalibrate", action="store_true", help=_RECALIBRATE)
     p = sub.add_parser("grade-all", help="grade a folder of submissions into a gradebook")
     p.add_argument("dir", type=Path, help="one folder or zip per student, named for them")
     p.add_argument("--layer", required=True)
@@ -72,6 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--shard", help="I/N: grade every N-th submission, the I-th of each N")
     p.add_argument("--data-dir", type=Path, help="real data for the training subset")
     p.add_argument("--isolation", choices=["bwrap", "user", "none"], help=_ISOLATION)
+    p.add_argument("--recalibrate", action="store_true", help=_RECALIBRATE)
     p = sub.add_parser("merge-grades", help="join gradebooks of shards into one")
     p.add_argument("parts", nargs="+", type=Path)
     p.add_argument("--out", type=Path, required=True)
@@ -155,6 +161,7 @@ def main(argv: list[str] | None = None) -> int:
                 data_dir=args.data_dir,
                 isolation=args.isolation,
                 tasks=tuple(args.task) or None,
+                recalibrate=args.recalibrate,
             )
             args.out.write_text(json.dumps(res, indent=2) + "\n", "utf-8")
             for t in res["tests"]:
@@ -172,6 +179,7 @@ def main(argv: list[str] | None = None) -> int:
                 cal=cal,
                 data_dir=args.data_dir,
                 isolation=args.isolation,
+                recalibrate=args.recalibrate,
             )
             graded = sum(r["status"] == "graded" for r in rows)
             print(

@@ -638,3 +638,37 @@ def test_grade_all_refuses_where_the_worker_cannot_start(tmp_path, capsys, no_wo
     assert "the worker could not start" in capsys.readouterr().err
     assert not out.exists()
     assert not any((tmp_path / "grades-results").glob("*/results.json"))
+
+
+def test_a_second_grading_environment_reuses_the_calibration(tmp_path, monkeypatch, capsys):
+    """Staff grading a second class (or one more student) the same week on the same machine
+    wait for no second calibration; calibration shows its steps as it runs them."""
+    from mtcourse.grade import calibration_cache, calibration_key, grading_env
+
+    first = grading_env("operators", tmp_path / "one", cal=CAL, tasks=("task0_1",))
+    err = capsys.readouterr().err
+    assert "calibrating mt-operators" in err, err
+    assert "task 0.1: the solution through the worker" in err, err
+    assert "3/3" in err, err  # survey, solution, starter: every step counted
+    assert len(list(calibration_cache().glob("*.json"))) == 1
+
+    def measured(*args, **kwargs):
+        raise AssertionError("calibrated again")
+
+    monkeypatch.setattr(grading, "calibrate", measured)
+    second = grading_env("operators", tmp_path / "two", cal=CAL, tasks=("task0_1",))
+    assert "calibration of mt-operators reused" in capsys.readouterr().err
+    assert second.course.calibration() == first.course.calibration()
+    assign("operators", tmp_path / "solved", keep=ALL, cal=CAL, wheels=False)
+    res = second.grade(tmp_path / "solved", tmp_path / "scratch", tasks=("task0_1",))
+    assert res["score"] == POINTS_0_1, res  # the reused plan grades the solution fully
+    # What it depends on changes it: the course's files, the tasks, the isolation.
+    key = calibration_key(second.course, second.isolation, ("task0_1",))
+    assert key == calibration_key(first.course, first.isolation, ("task0_1",))  # two builds
+    assert key != calibration_key(second.course, second.isolation, ("task0_2",))
+    assert key != calibration_key(second.course, "none", ("task0_1",))
+    hidden = next((second.course.root / "suite" / "hidden").rglob("*.py"))
+    hidden.write_text(hidden.read_text() + "\n# changed\n")
+    assert key != calibration_key(second.course, second.isolation, ("task0_1",))
+    with pytest.raises(AssertionError, match="calibrated again"):
+        grading_env("operators", tmp_path / "three", cal=CAL, tasks=("task0_1",), recalibrate=True)

@@ -36,6 +36,7 @@ import sys
 import tempfile
 import time
 import zipfile
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -873,6 +874,7 @@ def calibrate(
     scratch: Path,
     isolation: str | None = None,
     tasks: tuple[str, ...] | None = None,
+    progress: Callable[[int, int, str], None] | None = None,
 ) -> dict[str, Any]:
     """Survey the tests and grade the course's own solution on this machine.
 
@@ -881,7 +883,8 @@ def calibrate(
     CPU and wall time with the solution as the student's code (the base of the time
     limits). The solution must earn every point, or this raises. ``tasks`` calibrates
     those only (what ``course mutants --task`` needs); the others keep what an earlier call
-    measured.
+    measured. ``progress(done, total, what)`` is called as each step starts (a task's
+    survey, its solution through the worker, its starter) and once at the end.
 
     Raises:
         RuntimeError: naming what failed (a test that fails through the worker but passes
@@ -902,12 +905,32 @@ def calibrate(
     path = course.root / "calibration.json"
     if tasks is not None and path.is_file():
         out["tasks"] = json.loads(path.read_text(encoding="utf-8"))["tasks"]
-    for tid, _title, _points in spec.tasks:
-        if tasks is not None and tid not in tasks:
-            continue
+    chosen = [tid for tid, _, _ in spec.tasks if tasks is None or tid in tasks]
+    steps = [
+        (tid, what)
+        for tid in chosen
+        for what in (
+            ("the course's tests on the solution and its mutants",)
+            if _test_task(spec, tid) is not None
+            else ("survey of the tests", "the solution through the worker")
+            + (() if tid in spec.whole else ("the untouched starter",))
+        )
+    ]
+    done = 0
+
+    def step(tid: str, what: str) -> None:
+        nonlocal done
+        if progress is not None:
+            number = tid.removeprefix("task").replace("_", ".")
+            progress(done, len(steps), f"task {number}: {what}")
+        done += 1
+
+    for tid in chosen:
         if _test_task(spec, tid) is not None:
+            step(tid, steps[done][1])
             out["tasks"][tid] = _calibrate_tests(course, tid, (private, public), mode, problems)
             continue
+        step(tid, "survey of the tests")
         tfolder = _tests_folder(spec, folders, tid)
         task_units = [u.key for u in units if u.task == tid]
         t0 = time.monotonic()
@@ -945,6 +968,7 @@ def calibrate(
         if unused:
             problems.append(f"{tid}: no test uses {', '.join(unused)}")
         home = public / "homes" / tid
+        step(tid, "the solution through the worker")
         config = _grade_config(
             course,
             tid,
@@ -1011,9 +1035,12 @@ def calibrate(
             "survey_wall": sum(r.get("wall", 0.0) for r in survey if "nodeid" in r),
         }
         if tid not in spec.whole:
+            step(tid, "the untouched starter")
             stubs = _starter_records(course, tid, out["tasks"][tid], (private, public), mode)
             if stubs is not None:
                 out["tasks"][tid]["starter"] = stubs
+    if progress is not None:
+        progress(len(steps), len(steps), "done")
     if problems:
         raise RuntimeError("calibration failed:\n" + "\n".join(problems))
     path.write_text(json.dumps(out, indent=1) + "\n", "utf-8")
@@ -1670,7 +1697,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "calibrate":
         with tempfile.TemporaryDirectory(prefix="mtc-calibrate-") as tmp:
             Path(tmp).chmod(0o711)  # a user-isolation worker passes through to its code
-            cal = calibrate(course, Path(tmp), args.isolation)
+            started = time.monotonic()
+
+            def step(done: int, total: int, what: str) -> None:
+                # setup.sh's log, a line per step (no terminal to redraw a bar on)
+                print(f"[{done}/{total}] {what} ({time.monotonic() - started:.0f} s)", flush=True)
+
+            cal = calibrate(course, Path(tmp), args.isolation, progress=step)
         print(f"calibrated {course.spec.package}: isolation {cal['isolation']}")
         import resource
 
