@@ -250,9 +250,16 @@ class Peak:
             return None
         return self.cores * self.fma_units * self.lanes * 2 * self.mhz / 1e3
 
+    @property
+    def nominal(self) -> bool:
+        """Whether the clock is the nominal one (cores that boost run past this "peak")."""
+        return "nominal" in self.clock_source
+
     def share(self, gflops: float | None) -> str:
-        """``gflops`` as a share of the peak (``"61% of peak"``), or ``""``."""
-        return f"{gflops / self.gflops:.0%} of peak" if gflops and self.gflops else ""
+        """``gflops`` as a share of the peak (``"61% of peak"``, or ``"of nominal peak"``)."""
+        if not gflops or not self.gflops:
+            return ""
+        return f"{gflops / self.gflops:.0%} of {'nominal ' if self.nominal else ''}peak"
 
     def __str__(self) -> str:
         clock = f"{self.mhz / 1e3:.3f} GHz" if self.mhz else "? GHz"
@@ -273,6 +280,46 @@ def machine_peak(fma_units: int = FMA_UNITS, cores: int | None = None) -> Peak:
             else os.cpu_count() or 1
         )
     return Peak(cores, fma_units, vector_unit().lanes, mhz, source)
+
+
+#: The vector ISA each OpenBLAS kernel family uses for float64 GEMM (threadpoolctl's
+#: ``architecture``): a kernel below the machine's ISA makes NumPy a slow reference.
+KERNEL_ISA = {
+    **dict.fromkeys(("skylakex", "cooperlake", "sapphirerapids"), "AVX-512F"),
+    **dict.fromkeys(("haswell", "zen", "excavator", "steamroller"), "AVX2"),
+    **dict.fromkeys(("sandybridge", "bulldozer", "piledriver"), "AVX"),
+    **dict.fromkeys(("nehalem", "core2", "penryn", "dunnington", "atom", "prescott"), "SSE2"),
+    **dict.fromkeys(("barcelona", "opteron", "bobcat", "nano", "katmai"), "SSE2"),
+}
+
+#: Vector ISAs, narrowest first.
+ISA_ORDER = ("SSE2", "AVX", "AVX2", "AVX-512F")
+
+#: Environment variables that make OpenBLAS run a kernel other than the CPU's own.
+BLAS_OVERRIDES = ("OPENBLAS_CORETYPE",)
+
+
+def blas_kernel() -> str | None:
+    """The kernel NumPy's OpenBLAS runs (``Haswell``, ``SkylakeX``...; threadpoolctl), or None."""
+    np.ones(2) @ np.ones(2)  # load the BLAS before asking
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return None
+    for pool in threadpool_info():
+        if pool.get("user_api") == "blas" and pool.get("architecture"):
+            return str(pool["architecture"])
+    return None
+
+
+def blas_below(kernel: str | None, isa: str) -> str | None:
+    """The ISA of ``kernel`` when it is narrower than the machine's ``isa``, else None."""
+    if kernel is None or isa not in ISA_ORDER:
+        return None
+    used = KERNEL_ISA.get(kernel.lower())
+    if used is None or ISA_ORDER.index(used) >= ISA_ORDER.index(isa):
+        return None
+    return used
 
 
 def blas_info() -> str:

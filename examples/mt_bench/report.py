@@ -18,7 +18,10 @@ library a user would otherwise reach for, with the ratio of the two:
   against the same network in PyTorch, milliseconds (best step), every core.
 
 The header says what the figures were measured on: the date, the CPU model, its vector ISA
-and float64 peak, NumPy's BLAS and the kernel it runs (threadpoolctl), PyTorch's and
+and float64 peak (of the nominal clock where the machine names no maximum: cores that boost
+beat it), NumPy's BLAS and the kernel it runs (threadpoolctl; a warning line when that
+kernel is narrower than the machine's vector ISA, and where an ``OPENBLAS_CORETYPE``
+override chose it, the matmul rows again with NumPy measured without it), PyTorch's and
 Numba's versions and threads, and the load average: figures from different machines, or
 from a busy one, are never to be mixed. PyTorch's rows read "n/a (no torch)" when it is not
 installed (or with ``--no-torch``). Nothing here asserts a speed.
@@ -28,6 +31,10 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import json
+import os
+import subprocess
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
@@ -40,14 +47,18 @@ from mt_bench import fast as bench_fast
 from mt_bench import nn as bench_nn
 from mt_bench import tensor as bench_tensor
 from mt_bench.common import (
+    BLAS_OVERRIDES,
     FMA_UNITS,
     Peak,
+    blas_below,
     blas_info,
+    blas_kernel,
     cpu_model,
     import_torch,
     load_line,
     machine_peak,
     markdown_table,
+    step_times,
     vector_unit,
 )
 from mt_examples.support import HelpFormatter, positive_int
@@ -97,6 +108,60 @@ def matmul_lines(sizes: Sequence[int], repeat: int, peak: Peak) -> list[Line]:
             )
         )
     return lines
+
+
+def numpy_gflops(sizes: Sequence[int], repeat: int) -> list[float]:
+    """NumPy's best GFLOP/s on the report's matrices (the same seed and sizes)."""
+    rng = np.random.default_rng(2)
+    out = []
+    for n in sizes:
+        x, y = rng.random((n, n)), rng.random((n, n))
+        best = min(step_times([lambda x=x, y=y: x @ y], repeat, warmup=2)[0])
+        out.append(2.0 * n**3 / best / 1e9)
+    return out
+
+
+def blas_warning(kernel: str | None, isa: str, env: dict[str, str]) -> list[str]:
+    """A warning line when NumPy's BLAS runs a kernel below the machine's vector ISA."""
+    used = blas_below(kernel, isa)
+    if used is None:
+        return []
+    set_ = [f"{k}={env[k]}" for k in BLAS_OVERRIDES if k in env]
+    cause = f"set by {', '.join(set_)}" if set_ else "its build does not know this CPU"
+    return [
+        f"warning: NumPy's BLAS runs its {kernel} kernel ({used}), below this machine's "
+        f"{isa} ({cause}): the matmul ratios flatter MiniTorch"
+        + ("; the rows 'without the override' measure NumPy again without it" if set_ else "")
+    ]
+
+
+def unforced_lines(lines: list[Line], sizes: Sequence[int], repeat: int) -> list[Line]:
+    """The matmul rows again, NumPy measured in a process without the BLAS override."""
+    env = {k: v for k, v in os.environ.items() if k not in BLAS_OVERRIDES}
+    code = (
+        "import json, sys; from mt_bench.report import numpy_gflops; "
+        "print(json.dumps(numpy_gflops(json.loads(sys.argv[1]), int(sys.argv[2]))))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(list(sizes)), str(repeat)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    out = []
+    for line, theirs in zip(lines, json.loads(done.stdout.splitlines()[-1]), strict=True):
+        ours = float(line.ours.split()[0])
+        out.append(
+            Line(
+                f"{line.workload} (NumPy without the override)",
+                line.ours,
+                f"{theirs:.1f} GFLOP/s",
+                "NumPy",
+                f"{ours / theirs:.0%}",
+            )
+        )
+    return out
 
 
 def tensor_lines(number: int, repeat: int, torch: Any) -> list[Line]:
@@ -195,6 +260,9 @@ def main(argv: Sequence[str] | None = None) -> str:
     else:
         sizes, repeat, number, rounds, steps = [256, 1024, 4096], args.repeat, 1000, 5, 40
     lines = matmul_lines(sizes, repeat, peak)
+    warnings = blas_warning(blas_kernel(), vector_unit().isa, dict(os.environ))
+    if warnings and any(k in os.environ for k in BLAS_OVERRIDES):
+        lines += unforced_lines(lines, sizes, repeat)
     lines += tensor_lines(number, rounds, torch)
     lines.append(lenet_line(16, steps, torch))
     table = markdown_table(
@@ -204,6 +272,7 @@ def main(argv: Sequence[str] | None = None) -> str:
     report = "\n".join(
         [
             *header(torch, peak),
+            *warnings,
             "",
             table,
             "",

@@ -6,7 +6,10 @@ Nothing here times anything against a threshold: the report only measures and pr
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -15,7 +18,7 @@ pytest.importorskip("minitorch.nn", reason="the LeNet row needs mt-nn")
 pytestmark = pytest.mark.task3_2
 
 from mt_bench import report as bench_report  # noqa: E402
-from mt_bench.common import Peak, import_torch  # noqa: E402
+from mt_bench.common import Peak, blas_below, import_torch, vector_unit  # noqa: E402
 
 WORKLOADS = [
     "matmul 32x32 float64",
@@ -25,11 +28,15 @@ WORKLOADS = [
 ]
 
 
-def rows_of(report: str) -> dict[str, list[str]]:
-    """The report's table: workload -> the other cells."""
+#: The rows a BLAS override adds (``OPENBLAS_CORETYPE`` set, as on some machines).
+AGAIN = " (NumPy without the override)"
+
+
+def rows_of(report: str, again: bool = False) -> dict[str, list[str]]:
+    """The report's table: workload -> the other cells (``again``: with the override's rows)."""
     lines = [line for line in report.splitlines() if line.startswith("| ")][2:]
     cells = [[c.strip() for c in line.strip("| ").split(" | ")] for line in lines]
-    return {row[0]: row[1:] for row in cells}
+    return {row[0]: row[1:] for row in cells if again or not row[0].endswith(AGAIN)}
 
 
 def test_quick_report_without_torch_says_na(capsys: pytest.CaptureFixture[str]) -> None:
@@ -39,7 +46,7 @@ def test_quick_report_without_torch_says_na(capsys: pytest.CaptureFixture[str]) 
     assert list(rows) == WORKLOADS
     for name, (ours, reference, against, ratio) in rows.items():
         if name.startswith("matmul"):
-            assert re.fullmatch(r"[\d.]+ GFLOP/s \(\d+% of peak\)", ours), ours
+            assert re.fullmatch(r"[\d.]+ GFLOP/s \(\d+% of (nominal )?peak\)", ours), ours
             assert reference.endswith("GFLOP/s")
             assert against == "NumPy"
             assert re.fullmatch(r"\d+%", ratio)
@@ -92,3 +99,65 @@ def test_both_sides_of_a_ratio_are_timed_in_turns_round_by_round() -> None:
     assert all(0.0 < s["best"] <= s["median"] for s in stats)
     with pytest.raises(ValueError, match="number and repeat"):
         bench_tensor.time_in_turns([lambda: None], number=0, repeat=1)
+
+
+def test_a_nominal_clock_says_its_share_is_of_the_nominal_peak() -> None:
+    """A VM's /proc/cpuinfo clock is the nominal one: cores that boost read "101% of peak"."""
+    peak = Peak(2, 2, 8, 2000.0, "/proc/cpuinfo 'cpu MHz' (nominal; boost may exceed it)")
+    assert peak.nominal
+    assert peak.share(131.8) == "103% of nominal peak"
+    assert not Peak(2, 2, 8, 2000.0, "lscpu 'CPU max MHz'").nominal
+
+
+@pytest.mark.parametrize(
+    ("kernel", "isa", "below"),
+    [
+        ("Haswell", "AVX-512F", "AVX2"),
+        ("Zen", "AVX-512F", "AVX2"),
+        ("Sandybridge", "AVX2", "AVX"),
+        ("SkylakeX", "AVX-512F", None),
+        ("Haswell", "AVX2", None),
+        ("SkylakeX", "AVX2", None),
+        ("NoSuchKernel", "AVX-512F", None),
+        (None, "AVX-512F", None),
+    ],
+)
+def test_a_blas_kernel_below_the_machines_isa_is_named(kernel, isa, below) -> None:
+    assert blas_below(kernel, isa) == below
+
+
+def test_a_forced_slower_blas_kernel_is_warned_and_numpy_measured_again_without_it() -> None:
+    """``OPENBLAS_CORETYPE=Haswell`` on an AVX-512 machine made every matmul ratio read
+    133-190% with nothing said: the report warns, and measures NumPy again without it."""
+    pytest.importorskip("threadpoolctl", reason="the BLAS kernel is read with threadpoolctl")
+    narrower = {"AVX-512F": "Haswell", "AVX2": "Sandybridge", "AVX": "Nehalem"}
+    isa = vector_unit().isa
+    if isa not in narrower:
+        pytest.skip(f"no OpenBLAS kernel is narrower than {isa}")
+    env = {**os.environ, "OPENBLAS_CORETYPE": narrower[isa]}
+    out = subprocess.run(
+        [sys.executable, "-m", "mt_bench.report", "--quick", "--no-torch"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    ).stdout
+    warning = [line for line in out.splitlines() if line.startswith("warning:")]
+    assert len(warning) == 1, out
+    assert f"{narrower[isa]} kernel" in warning[0], warning
+    assert f"OPENBLAS_CORETYPE={narrower[isa]}" in warning[0], warning
+    rows = rows_of(out, again=True)
+    for n in (32, 64):
+        again = rows[f"matmul {n}x{n} float64{AGAIN}"]
+        assert again[0] == rows[f"matmul {n}x{n} float64"][0]  # the same MiniTorch figure
+        assert again[1].endswith("GFLOP/s"), again
+        assert re.fullmatch(r"\d+%", again[3]), again
+    plain = subprocess.run(
+        [sys.executable, "-c", "from mt_bench.report import blas_warning; "
+         "from mt_bench.common import blas_kernel, vector_unit; import os; "
+         "print(blas_warning(blas_kernel(), vector_unit().isa, dict(os.environ)))"],
+        env={k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"},
+        capture_output=True, text=True, timeout=120, check=True,
+    ).stdout  # fmt: skip
+    assert plain.strip() == "[]", plain  # its own kernel: no warning
