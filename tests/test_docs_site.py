@@ -408,6 +408,10 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+#: The guide's module pages (docs/modules/*.md), the ones with formulas.
+MODULE_PAGES = sorted(p.stem for p in (ROOT / "docs" / "modules").glob("*.md") if p.stem != "index")
+
+
 def test_in_a_browser(served: str) -> None:
     from mt_testing import Browser, find_browser, missing
 
@@ -433,6 +437,23 @@ def test_in_a_browser(served: str) -> None:
 
         driver.get(served + "api/tensor/")
         wait.until(lambda d: d.find_elements(By.ID, "minitorch.tensor.Tensor"))
+
+        # At a laptop's 1280 px no formula needs a scrollbar of its own (block formulas
+        # scroll sideways when wider than the column: ``overflow-x: auto``).
+        driver.set_window_size(1280, 900)
+        wide = []
+        for page in MODULE_PAGES:
+            driver.get(served + f"modules/{page}/")
+            wide += [
+                f"{page}: {w}"
+                for w in driver.execute_script(
+                    "return [...document.querySelectorAll('article math')]"
+                    ".filter(m => m.scrollWidth > m.clientWidth + 1)"
+                    ".map(m => m.scrollWidth + ' px in ' + m.clientWidth + ' px: '"
+                    " + m.textContent.slice(0, 60))"
+                )
+            ]
+        assert not wide, wide
 
         driver.get(served)
         box = driver.find_element(By.CSS_SELECTOR, "input.md-search__input")
