@@ -70,6 +70,7 @@ NO_TORCH = "n/a (no torch)"
 TENSOR_CASES = {
     "a + b": "a + b, 1 element",
     "fwd+bwd": "(a * b + a).sigmoid().log().sum() forward + backward, 1 element",
+    "9 ops": "a 9-operation expression forward + backward, 2 elements",
     "mlp step": "MLP training step, batch 32, 2-64-1",
 }
 

@@ -34,7 +34,7 @@ from mt_examples.support import HelpFormatter, backend_from_args, positive_int
 from mt_examples.train_tensor import bce_loss
 
 #: The benchmarked cases, in table order.
-CASES = ("a + b", "a + b (grad)", "fwd+bwd", "mlp step")
+CASES = ("a + b", "a + b (grad)", "fwd+bwd", "9 ops", "mlp step")
 
 #: The goals of the fast backend: its best time as a multiple of PyTorch's, at most.
 TARGETS = {"a + b": 2.0, "fwd+bwd": 1.2, "mlp step": 2.0}
@@ -83,6 +83,14 @@ def _cases(
         ga.grad = gb.grad = None
         ((ga * gb + ga).sigmoid().log()).sum().backward()
 
+    ca = number([0.3, -1.2], requires_grad=True)
+    cb = number([0.6, 0.4], requires_grad=True)
+
+    def nine_ops() -> None:
+        # mul, add, sigmoid, log, sub, exp, mul, add, div, then the sum: on 2 elements.
+        ca.grad = cb.grad = None
+        ((ca * cb + ca).sigmoid().log() * (cb - ca).exp() / (ca + 2.0)).sum().backward()
+
     x_np, sign_np, weights = mlp_data()
     x, sign = array(x_np), array(sign_np)
     params = [param(w.copy()) for w in weights]
@@ -100,6 +108,7 @@ def _cases(
         "a + b": lambda: a + b,
         "a + b (grad)": lambda: ga + gb,
         "fwd+bwd": fwd_bwd,
+        "9 ops": nine_ops,
         "mlp step": mlp_step,
     }
 

@@ -252,6 +252,24 @@ def test_bench_tensor_cases_compute_the_expression() -> None:
         assert fns["fwd+bwd"]() is None
 
 
+def test_the_nine_operation_case_computes_pytorchs_gradients() -> None:
+    torch = pytest.importorskip("torch")
+    ours = bench_tensor.minitorch_cases(SimpleBackend)["9 ops"]
+    theirs = bench_tensor.torch_cases(torch)["9 ops"]
+    ours()
+    theirs()
+
+    def leaves(fn):  # the case's own leaves ``ca`` and ``cb``
+        closure = [c.cell_contents for c in fn.__closure__]
+        return dict(zip(fn.__code__.co_freevars, closure, strict=True))
+
+    mine, reference = leaves(ours), leaves(theirs)
+    for name in ("ca", "cb"):
+        expected = reference[name].grad.numpy()
+        assert np.isfinite(expected).all()
+        assert mine[name].grad.to_numpy() == pytest.approx(expected, rel=1e-12)
+
+
 def test_mlp_step_matches_pytorch_step_by_step() -> None:
     torch = pytest.importorskip("torch")
     ours = bench_tensor.minitorch_cases(SimpleBackend)["mlp step"]
