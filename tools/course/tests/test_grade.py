@@ -626,7 +626,10 @@ def test_grade_refuses_where_the_worker_cannot_start(tmp_path, capsys, no_worker
     args = ["grade", str(tmp_path / "s"), "--layer", "operators", "--out", str(out)]
     assert main([*args, "--task", "task0_1"]) == 1
     err = capsys.readouterr().err
-    assert "not graded: calibration failed: the worker could not start" in err.splitlines()[0]
+    # One line naming the cause, after calibration's progress bar (its own lines).
+    said = [line for line in err.splitlines() if line.startswith("error: not graded")]
+    assert len(said) == 1, err
+    assert "not graded: calibration failed: the worker could not start" in said[0]
     assert not out.exists()
 
 
