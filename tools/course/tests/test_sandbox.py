@@ -176,3 +176,33 @@ def test_user_isolation_is_refused_where_its_user_cannot_run_python(tmp_path, mo
         assert sandbox.isolation(None, str(readable / "python")) == "user"
     finally:
         shutil.rmtree(readable)
+
+
+def test_ending_a_user_kills_its_processes_only_from_a_threaded_grader(tmp_path):
+    """grade-all ends a slot's user from one of its threads while others grade: every
+    process of that user dies (a daemon too), a process of another user lives on."""
+    if os.geteuid() != 0:
+        pytest.skip("killing another user's processes needs root")
+    import threading
+
+    theirs = subprocess.Popen(["sleep", "60"], user=60123, group=60123, extra_groups=[])
+    daemon = subprocess.Popen(
+        ["/bin/sh", "-c", "sleep 60 & wait"], user=60123, group=60123, extra_groups=[]
+    )
+    other = subprocess.Popen(["sleep", "60"], user=60124, group=60124, extra_groups=[])
+    try:
+        done = []
+        worker = threading.Thread(target=lambda: done.append(sandbox.end_user(60123)))
+        worker.start()
+        worker.join(60)
+        assert done == [True]
+        # Both end within the timeout (a sleep of 60 s would not); their statuses may be
+        # collected by end_user itself, which reaps its user's zombies among our children.
+        theirs.wait(timeout=10)
+        daemon.wait(timeout=10)
+        assert not [p for p in sandbox._of_uid(60123) if sandbox._lingers(p)]
+        assert other.poll() is None  # another slot's user
+    finally:
+        for proc in (theirs, daemon, other):
+            proc.kill()
+            proc.wait()

@@ -463,17 +463,26 @@ def tree_cpu(pid: int) -> float:
 
 
 def _kill_uid(uid: int) -> None:
-    """Kill every process of ``uid`` (run as that uid, ``kill(-1)`` reaches exactly those)."""
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.setgroups([])
-            os.setgid(uid)
-            os.setuid(uid)
-            os.kill(-1, signal.SIGKILL)
-        finally:
-            os._exit(0)
-    os.waitpid(pid, 0)
+    """Kill every process of ``uid`` (run as that uid, ``kill -9 -1`` reaches exactly those).
+
+    A shell started as ``uid`` by ``subprocess`` (its child does the ``setuid`` in C
+    before ``exec``), not ``os.fork`` with Python code in the child: grade-all calls this
+    from its threads, and a forked child of a threaded process may deadlock on a lock
+    another thread held (the allocator's) before it reaches ``setuid``.
+    """
+    subprocess.run(
+        ["/bin/sh", "-c", "kill -9 -1"],
+        user=uid,
+        group=uid,
+        extra_groups=[],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={"PATH": "/usr/bin:/bin"},
+        cwd="/",
+        check=False,
+        timeout=30,
+    )
 
 
 def _of_uid(uid: int) -> list[int]:
