@@ -128,10 +128,10 @@ def test_vector_math_can_be_switched_off() -> None:
 @pytest.mark.parametrize("name", ["neg", "exp"])
 def test_small_operands_of_the_outputs_layout_take_the_same_layout_kernel(name: str) -> None:
     # A fresh launcher and kernels: which of them compiled shows which one ran.
-    from minitorch.fast.fast_ops import FastOps, _deferred
+    from minitorch.fast.fast_ops import FastOps, _Operation
 
     fn = getattr(ops, name)
-    launch = _deferred(FastOps, "make_map", fn, 0)
+    launch = _Operation(FastOps, "make_map", fn, 0)
     x = rng.standard_normal((4, 3))
     # Transposed input and output of one layout: the same cached shape and stride arrays.
     a = from_numpy(x, F).permute(1, 0)

@@ -17,11 +17,18 @@ from __future__ import annotations
 import functools
 import importlib
 from collections.abc import Callable
-from typing import Any, ClassVar, cast
+from math import prod
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
-from minitorch.tensor import TensorBackend, TensorOps
+import numpy as np
+
+from minitorch.tensor import TensorBackend, TensorData, TensorOps, shape_broadcast
+from minitorch.tensor.backends.protocol import MapProto, map_into
 
 from .kernels import KernelModule
+
+if TYPE_CHECKING:
+    from minitorch.tensor import Tensor
 
 __all__ = ["FastBackend", "FastOps", "PlainFastBackend", "PlainFastOps"]
 
@@ -31,43 +38,82 @@ def _kernel_module(name: str) -> KernelModule:
     return cast(KernelModule, importlib.import_module(f"{__package__}.kernels.{name}"))
 
 
-def _deferred(ops: type[FastOps], factory: str, fn: Any, work_arg: int) -> Callable[..., None]:
-    """A kernel launcher that builds ``ops``' kernel ``factory(fn)`` on its first call.
+class _Operation:
+    """One operation's kernels (``ops``' ``factory(fn)``), built with Numba on first use.
 
-    ``work_arg`` is the argument whose length is the launch's work (see ``runtime.run``).
-    Work below ``runtime.GRAIN`` calls a ``Kernel``'s serial twin directly: on a 1-element
-    tensor the launch is most of an operation's time.
+    Calling it launches the kernel on any work and layout: work below ``runtime.GRAIN``
+    runs a ``Kernel``'s serial twin directly, since on a 1-element tensor the launch is
+    most of an operation's time; ``work_arg`` is the argument whose length is the work
+    (see ``runtime.run``). FastOps' ``map`` and ``zip`` call ``same`` themselves for small
+    work whose operands share one layout, and ``direct`` once it is known (see
+    ``runtime.direct``).
     """
-    serial: Callable[..., None] | None = None
-    same: Callable[..., None] | None = None
-    launch: Callable[..., None] | None = None
-    runtime: Any = None
 
-    def call(*args: Any) -> None:
-        nonlocal serial, same, launch, runtime
-        if launch is None:
-            module = ops.kernel_module()
-            kernel = getattr(module, factory)(fn)
-            launch = functools.partial(module.run, kernel)
-            serial = getattr(kernel, "serial", None)
-            same = getattr(kernel, "same", None)
-            runtime = importlib.import_module(f"{__package__}.runtime")
-        work = len(args[work_arg])
-        if serial is None or work >= runtime.GRAIN:  # read each time: it may be tuned
-            launch(work, *args)
+    __slots__ = (
+        "direct",
+        "factory",
+        "fn",
+        "launch",
+        "ops",
+        "runtime",
+        "same",
+        "serial",
+        "work_arg",
+    )
+
+    def __init__(self, ops: type[FastOps], factory: str, fn: Any, work_arg: int) -> None:
+        self.ops, self.factory, self.fn, self.work_arg = ops, factory, fn, work_arg
+        self.launch: Callable[..., None] | None = None
+        self.serial: Callable[..., None] | None = None
+        self.same: Callable[..., None] | None = None
+        self.direct: Callable[..., None] | None = None
+        self.runtime: Any = None
+
+    def build(self) -> None:
+        """Build the kernels (importing Numba with the kernel module)."""
+        module = self.ops.kernel_module()
+        kernel = getattr(module, self.factory)(self.fn)
+        self.serial = getattr(kernel, "serial", None)
+        self.same = getattr(kernel, "same", None)
+        self.runtime = importlib.import_module(f"{__package__}.runtime")
+        self.launch = functools.partial(module.run, kernel)
+
+    def __call__(self, *args: Any) -> None:
+        """Launch the kernel on ``args`` (a kernel's full argument list)."""
+        if self.launch is None:
+            self.build()
+        work = len(args[self.work_arg])
+        if self.serial is None or work >= self.runtime.GRAIN:  # read each time: it may be tuned
+            self.launch(work, *args)  # type: ignore[misc]
             return
         # Operands of one layout share its (cached) shape and stride arrays: an identity
         # test, then half the arguments for Numba to dispatch (``runtime.Kernel.same``).
-        if same is not None and args[1] is args[4] and args[2] is args[5]:
+        if self.same is not None and args[1] is args[4] and args[2] is args[5]:
             if len(args) == 6:
-                same(args[0], args[3], args[1], args[2])
+                self.same(args[0], args[3], args[1], args[2])
                 return
             if args[1] is args[7] and args[2] is args[8]:
-                same(args[0], args[3], args[6], args[1], args[2])
+                self.same(args[0], args[3], args[6], args[1], args[2])
                 return
-        serial(*args)
+        self.serial(*args)
 
-    return call
+    def small(self, *args: Any) -> None:
+        """Run ``same`` on ``(out, in..., shape, strides)``, and learn its ``direct`` form."""
+        assert self.same is not None
+        self.same(*args)
+        if self.direct is None:
+            self.direct = self.runtime.direct(self.same, args)
+
+
+def _small_same(op: _Operation, size: int) -> bool:
+    """True if ``op`` has a same-layout kernel and ``size`` is small work for it."""
+    if op.launch is None:
+        op.build()
+    return op.same is not None and size < op.runtime.GRAIN
+
+
+_UNIT = (8,)
+"""The strides of a 1-D contiguous float64 array: storage ``direct`` may be given."""
 
 
 class FastOps(TensorOps):
@@ -85,17 +131,74 @@ class FastOps(TensorOps):
     @classmethod
     def map_kernel(cls, fn: Callable[[float], float]) -> Callable[..., None]:
         """See ``TensorOps.map_kernel``."""
-        return _deferred(cls, "make_map", fn, 0)
+        return _Operation(cls, "make_map", fn, 0)
 
     @classmethod
     def zip_kernel(cls, fn: Callable[[float, float], float]) -> Callable[..., None]:
         """See ``TensorOps.zip_kernel``."""
-        return _deferred(cls, "make_zip", fn, 0)
+        return _Operation(cls, "make_zip", fn, 0)
 
     @classmethod
     def reduce_kernel(cls, fn: Callable[[float, float], float]) -> Callable[..., None]:
         """See ``TensorOps.reduce_kernel``."""
-        return _deferred(cls, "make_reduce", fn, 3)
+        return _Operation(cls, "make_reduce", fn, 3)
+
+    @classmethod
+    def map(cls, fn: Callable[[float], float]) -> MapProto:
+        """See ``TensorOps.map``; small work of one layout skips the generic launcher."""
+        op = _Operation(cls, "make_map", fn, 0)
+
+        def apply(a: Tensor, out: Tensor | None = None) -> Tensor:
+            if out is not None:
+                return map_into(op, a, out)
+            ta = a._tensor
+            shape, size = ta.shape, ta.size
+            td = TensorData._fresh(np.empty(size), shape, size)
+            o, x = td._kernel_args, ta.tuple()
+            s, st = o[1], o[2]  # type: ignore[index]
+            if x[1] is s and x[2] is st and _small_same(op, size):
+                direct = op.direct
+                if direct is not None and x[0].strides == _UNIT:
+                    direct(o[0], x[0], s, st)  # type: ignore[index]
+                else:
+                    op.small(o[0], x[0], s, st)  # type: ignore[index]
+            else:
+                op(*o, *x)  # type: ignore[misc]
+            return type(a)._constant(td, a.backend)
+
+        return apply
+
+    @classmethod
+    def zip(cls, fn: Callable[[float, float], float]) -> Callable[[Tensor, Tensor], Tensor]:
+        """See ``TensorOps.zip``; small work of one layout skips the generic launcher.
+
+        Speed: the generic launcher's argument tuples and Numba's dispatch were about a
+        third of a one-element ``a + b`` (MiniTorch's tensor benchmark).
+        """
+        op = _Operation(cls, "make_zip", fn, 0)
+
+        def apply(a: Tensor, b: Tensor) -> Tensor:
+            ta, tb = a._tensor, b._tensor
+            shape = ta.shape
+            if shape == tb.shape:
+                size = ta.size
+            else:
+                shape = shape_broadcast(shape, tb.shape)
+                size = prod(shape)
+            td = TensorData._fresh(np.empty(size), shape, size)
+            o, x, y = td._kernel_args, ta.tuple(), tb.tuple()
+            s, st = o[1], o[2]  # type: ignore[index]
+            if x[1] is s and y[1] is s and x[2] is st and y[2] is st and _small_same(op, size):
+                direct = op.direct
+                if direct is not None and x[0].strides == _UNIT and y[0].strides == _UNIT:
+                    direct(o[0], x[0], y[0], s, st)  # type: ignore[index]
+                else:
+                    op.small(o[0], x[0], y[0], s, st)  # type: ignore[index]
+            else:
+                op(*o, *x, *y)  # type: ignore[misc]
+            return type(a)._constant(td, a.backend)
+
+        return apply
 
     @classmethod
     def matmul_kernel(cls, *args: Any) -> None:

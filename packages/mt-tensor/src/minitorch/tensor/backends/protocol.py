@@ -43,6 +43,7 @@ __all__ = [
     "ZipKernel",
     "check_same_device",
     "expand",
+    "map_into",
     "matmul_shape",
     "on_backend",
 ]
@@ -180,15 +181,9 @@ class TensorOps:
         kernel = cls.map_kernel(fn)
 
         def apply(a: Tensor, out: Tensor | None = None) -> Tensor:
-            if out is None:
-                out = _output(a, a.shape)
-            else:
-                if a.shape != out.shape and not broadcasts_to(a.shape, out.shape):
-                    raise IndexingError(
-                        f"map: input of shape {a.shape} does not broadcast to the output's "
-                        f"shape {out.shape}"
-                    )
-                out.tensor_data.version_counter.bump()  # an in-place write into the caller's tensor
+            if out is not None:
+                return map_into(kernel, a, out)
+            out = _output(a, a.shape)
             kernel(*out.tuple(), *a.tuple())
             return out
 
@@ -255,6 +250,21 @@ class TensorOps:
         out3 = TensorData._fresh(out._tensor.storage, (n, *out_shape[-2:]), out._tensor.size)
         cls.matmul_kernel(*out3.tuple(), *a3.tuple(), *b3.tuple())
         return out
+
+
+def map_into(kernel: MapKernel, a: Tensor, out: Tensor) -> Tensor:
+    """Run a map ``kernel`` from ``a`` into the caller's tensor ``out`` (an in-place write).
+
+    Raises:
+        IndexingError: naming both shapes, if ``a`` does not broadcast to ``out``.
+    """
+    if a.shape != out.shape and not broadcasts_to(a.shape, out.shape):
+        raise IndexingError(
+            f"map: input of shape {a.shape} does not broadcast to the output's shape {out.shape}"
+        )
+    out.tensor_data.version_counter.bump()
+    kernel(*out.tuple(), *a.tuple())
+    return out
 
 
 def _output(like: Tensor, shape: tuple[int, ...]) -> Tensor:
