@@ -91,3 +91,17 @@ def test_direct_is_refused_for_arguments_it_would_not_check() -> None:
             same(*args)
         assert runtime.direct(same, args) is None, name
     assert runtime.direct(same, (np.empty(4), np.ones(4), shape)) is None  # never compiled
+
+
+@pytest.mark.task3_1
+@BOTH
+def test_a_map_into_a_tensor_it_does_not_broadcast_to_names_both_shapes(
+    be: TensorBackend,
+) -> None:
+    from minitorch.tensor import IndexingError
+
+    out = _over(np.zeros(2), be)
+    with pytest.raises(IndexingError, match=r"\(3,\).*\(2,\)"):
+        be.neg_map(_over(np.ones(3), be), out)
+    assert out.version == 0
+    np.testing.assert_array_equal(out.to_numpy(), [0.0, 0.0])
