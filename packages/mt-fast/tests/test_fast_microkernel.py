@@ -230,3 +230,55 @@ def test_packing_reuses_this_threads_buffers_and_never_another_threads() -> None
         patch.setattr(tuned, "_WORKSPACE_KEEP", 1000)
         assert_close_to_numpy(product(*operands[0]), *operands[0])
     assert all(x is y for x, y in zip(tuned._WORKSPACE.buffers, kept, strict=True))
+
+
+def test_tall_tasks_and_staged_blocks_match_numpy() -> None:
+    # Tasks twice as tall (what a packed B past ``_TALL_BYTES`` gets), forced on products
+    # whose rows split unevenly between them (150 rows: 25 panels, two tasks of 12 and 13),
+    # batched, with more than one slice of k (C summed in the task's own block) and one.
+    rng = np.random.default_rng(13)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tuned, "_TALL_BYTES", 0)
+        for shape_a, shape_b in [((2, 150, 600), (600, 530)), ((289, 200), (200, 70))]:
+            a, b = rng.standard_normal(shape_a), rng.standard_normal(shape_b)
+            assert_close_to_numpy((from_numpy(a, F) @ from_numpy(b, F)).to_numpy(), a, b)
+
+
+@pytest.mark.parametrize("inner", [200, 300], ids=["one-slice", "two-slices"])
+def test_an_output_without_unit_column_stride_is_written_from_the_tasks_block(inner: int) -> None:
+    # A column-major output (column stride = rows) cannot take the micro-kernel's stores in
+    # place: every task sums into its own block and stores it element by element.
+    rng = np.random.default_rng(inner)
+    a, b = rng.standard_normal((79, inner)), rng.standard_normal((inner, 53))
+    out = np.full(80 * 53, np.nan)  # columns of 80 for 79 rows: one gap per column
+
+    def array(*values: int) -> np.ndarray:
+        return np.array(values, np.int64)
+
+    tuned.matmul(
+        *(out, array(1, 79, 53), array(0, 1, 80)),
+        *(a.ravel(), array(1, 79, inner), array(0, inner, 1)),
+        *(b.ravel(), array(1, inner, 53), array(0, 53, 1)),
+        block=tuned.SHAPE,
+    )
+    columns = out.reshape(53, 80)
+    assert_close_to_numpy(columns[:, :79].T, a, b)
+    assert np.isnan(columns[:, 79]).all(), "wrote into the gaps between columns"
+
+
+def test_large_packing_buffers_start_on_a_huge_page() -> None:
+    # Buffers of two huge pages or more are aligned to one and advised to use them; a
+    # product whose panels are such buffers (none kept) still equals NumPy's.
+    big = tuned._buffer(1 << 20)  # 8 MiB
+    assert big.shape == (1 << 20,)
+    assert big.dtype == np.float64
+    assert big.flags.writeable
+    if tuned._MADVISE is not None:
+        assert big.ctypes.data % tuned._HUGE == 0
+    small = tuned._buffer(1000)
+    assert small.shape == (1000,)
+    rng = np.random.default_rng(17)
+    a, b = rng.standard_normal((800, 700)), rng.standard_normal((700, 760))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tuned, "_WORKSPACE_KEEP", 1000)
+        assert_close_to_numpy((from_numpy(a, F) @ from_numpy(b, F)).to_numpy(), a, b)
