@@ -19,6 +19,7 @@ from minitorch.tensor import (
     available_backends,
     backend,
     from_numpy,
+    map_into,
     ones,
     rand,
     tensor,
@@ -407,6 +408,17 @@ def test_map_into_out_needs_the_input_to_broadcast_to_out(a_shape, out_shape):
         SimpleBackend.id_map(ones(a_shape), zeros(out_shape))
     assert str(a_shape) in str(err.value)
     assert str(out_shape) in str(err.value)
+
+
+def test_map_into_writes_the_callers_tensor_and_bumps_its_version():
+    # The root name a backend of another package calls from its own ``map``.
+    from minitorch.operators import neg
+
+    out = zeros((2, 3))
+    before = out.version
+    assert map_into(SimpleOps.map_kernel(neg), tensor([1.0, -2.0, 3.0]), out) is out
+    np.testing.assert_array_equal(out.to_numpy(), [[-1.0, 2.0, -3.0]] * 2)
+    assert out.version == before + 1
 
 
 @pytest.mark.parametrize("order", [(None, 0), (0.0, 1), (True, 0), ("1", "0")])

@@ -20,7 +20,13 @@ from .autograd import (
     grad_central_difference,
     grad_check,
 )
-from .backends.protocol import TensorBackend, TensorOps, check_same_device, matmul_shape
+from .backends.protocol import (
+    TensorBackend,
+    TensorOps,
+    check_same_device,
+    map_into,
+    matmul_shape,
+)
 from .backends.registry import (
     available_backends,
     backend,
@@ -145,6 +151,7 @@ __all__ = [
     "grad_check",
     "index_to_position",
     "is_contiguous_layout",
+    "map_into",
     "matmul_shape",
     "is_max",
     "max_mask",
