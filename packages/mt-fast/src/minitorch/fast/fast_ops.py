@@ -153,16 +153,17 @@ class FastOps(TensorOps):
             ta = a._tensor
             shape, size = ta.shape, ta.size
             td = TensorData._fresh(np.empty(size), shape, size)
-            o, x = td._kernel_args, ta.tuple()
+            o, x = td._kernel_args, ta._kernel_args or ta.tuple()
             s, st = o[1], o[2]  # type: ignore[index]
-            if x[1] is s and x[2] is st and _small_same(op, size):
-                direct = op.direct
-                if direct is not None and x[0].strides == _UNIT:
+            if x[1] is s and x[2] is st:
+                direct = op.direct  # known once ``small`` ran: the kernel is built
+                if direct is not None and size < op.runtime.GRAIN and x[0].strides == _UNIT:
                     direct(o[0], x[0], s, st)  # type: ignore[index]
-                else:
+                    return type(a)._constant(td, a.backend)
+                if _small_same(op, size):
                     op.small(o[0], x[0], s, st)  # type: ignore[index]
-            else:
-                op(*o, *x)  # type: ignore[misc]
+                    return type(a)._constant(td, a.backend)
+            op(*o, *x)  # type: ignore[misc]
             return type(a)._constant(td, a.backend)
 
         return apply
@@ -187,16 +188,23 @@ class FastOps(TensorOps):
                 shape = shape_broadcast(shape, tb.shape)
                 size = prod(shape)
             td = TensorData._fresh(np.empty(size), shape, size)
-            o, x, y = td._kernel_args, ta.tuple(), tb.tuple()
+            o = td._kernel_args
+            x, y = ta._kernel_args or ta.tuple(), tb._kernel_args or tb.tuple()
             s, st = o[1], o[2]  # type: ignore[index]
-            if x[1] is s and y[1] is s and x[2] is st and y[2] is st and _small_same(op, size):
-                direct = op.direct
-                if direct is not None and x[0].strides == _UNIT and y[0].strides == _UNIT:
+            if x[1] is s and y[1] is s and x[2] is st and y[2] is st:
+                direct = op.direct  # known once ``small`` ran: the kernel is built
+                if (
+                    direct is not None
+                    and size < op.runtime.GRAIN
+                    and x[0].strides == _UNIT
+                    and y[0].strides == _UNIT
+                ):
                     direct(o[0], x[0], y[0], s, st)  # type: ignore[index]
-                else:
+                    return type(a)._constant(td, a.backend)
+                if _small_same(op, size):
                     op.small(o[0], x[0], y[0], s, st)  # type: ignore[index]
-            else:
-                op(*o, *x, *y)  # type: ignore[misc]
+                    return type(a)._constant(td, a.backend)
+            op(*o, *x, *y)  # type: ignore[misc]
             return type(a)._constant(td, a.backend)
 
         return apply
