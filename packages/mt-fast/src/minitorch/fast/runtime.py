@@ -7,7 +7,8 @@ imports this one first. Importing it
 - lets kernels call mt-tensor's index helpers (``to_index``, ``broadcast_index``,
   ``index_to_position``, ``is_contiguous_layout``): Numba compiles them from mt-tensor's
   own source;
-- starts Numba's thread pool, to learn which threading layer it chose (see ``run``).
+- starts Numba's thread pool, to learn which threading layer it chose (see ``run``);
+- sets glibc's ``malloc`` to keep freed memory for the next step (``memory``; ``KEEPS_MEMORY``).
 
 - listens for Numba's ``numba:compile`` event (its public event API), so that the first
   kernel this process really compiles (not one loaded from the disk cache) prints a
@@ -32,7 +33,22 @@ from numba.extending import is_jitted, register_jitable
 
 from minitorch.tensor import broadcast_index, index_to_position, is_contiguous_layout, to_index
 
-__all__ = ["COMPILE_NOTICE", "GRAIN", "SERIAL", "Kernel", "direct", "jit_scalar", "run", "twin"]
+from .memory import keep_freed_memory
+
+__all__ = [
+    "COMPILE_NOTICE",
+    "GRAIN",
+    "KEEPS_MEMORY",
+    "SERIAL",
+    "Kernel",
+    "direct",
+    "jit_scalar",
+    "run",
+    "twin",
+]
+
+KEEPS_MEMORY = keep_freed_memory()
+"""True if ``malloc`` was set to keep freed memory (``memory.keep_freed_memory``)."""
 
 for _helper in (
     index_to_position,
