@@ -153,21 +153,29 @@ def microseconds_per_call(seconds: Sequence[float], calls: int) -> dict[str, flo
 # --- The machine: what a figure was measured on ------------------------------------------
 
 
+def cpuinfo() -> dict[str, str]:
+    """The first processor's fields of ``/proc/cpuinfo`` (empty where there is none)."""
+    fields: dict[str, str] = {}
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as lines:
+            for line in lines:
+                if not line.strip():
+                    break  # the first processor is enough
+                key, _, value = line.partition(":")
+                fields.setdefault(key.strip(), value.strip())
+    except OSError:
+        return {}
+    return fields
+
+
 def cpu_model() -> str:
     """The CPU's model name with its family, model and stepping (``/proc/cpuinfo``).
 
     A VM may name only the vendor's line (``AMD EPYC``): the numbers tell its generation
     (family 25 is AMD Zen 3 and 4). Elsewhere, ``platform.processor()``.
     """
-    fields: dict[str, str] = {}
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
-            for line in cpuinfo:
-                if not line.strip():
-                    break  # the first processor is enough
-                key, _, value = line.partition(":")
-                fields.setdefault(key.strip(), value.strip())
-    except OSError:
+    fields = cpuinfo()
+    if not fields:
         return platform.processor() or platform.machine() or "unknown CPU"
     name = fields.get("model name") or platform.processor() or "unknown CPU"
     numbers = [f"{k} {fields[k]}" for k in ("cpu family", "model", "stepping") if k in fields]
@@ -233,15 +241,36 @@ def vector_unit() -> VectorUnit:
 FMA_UNITS = 2
 
 
+def fma_lanes(lanes: int, fields: dict[str, str]) -> tuple[int, str]:
+    """Doubles one FMA unit finishes per cycle for vectors of ``lanes``, and why if fewer.
+
+    AMD's Zen 4 (family 25 with AVX-512) runs a 512-bit operation as two halves on its
+    256-bit units: 8-lane vectors, 4 lanes of multiply-adds per unit and cycle (on a
+    2-core EPYC VM, NumPy's OpenBLAS made 51 GFLOP/s on one core: 16 flops a cycle at
+    3.2 GHz, where full-width units would allow 32). Intel's AVX-512 cores and Zen 5's
+    server and desktop ones have full 512-bit units (Zen 5's mobile ones do not, and
+    their peak here is twice the real one).
+    """
+    amd = fields.get("vendor_id") == "AuthenticAMD"
+    if amd and fields.get("cpu family") == "25" and lanes == 8:
+        return 4, "512-bit operations run as two 256-bit halves on AMD family 25 (Zen 4)"
+    return lanes, ""
+
+
 @dataclass
 class Peak:
-    """The machine's float64 peak: cores x FMA units x lanes x 2 flops x clock."""
+    """The machine's float64 peak: cores x FMA units x lanes x 2 flops x clock.
+
+    ``lanes`` are the doubles an FMA unit finishes per cycle (``fma_lanes``: fewer than a
+    vector's where the units are narrower, as ``lanes_note`` says).
+    """
 
     cores: int
     fma_units: int
     lanes: int
     mhz: float | None
     clock_source: str
+    lanes_note: str = ""
 
     @property
     def gflops(self) -> float | None:
@@ -266,7 +295,8 @@ class Peak:
         total = f"{self.gflops:.1f} GFLOP/s" if self.gflops else "unknown"
         return (
             f"float64 peak {total} = {self.cores} cores x {self.fma_units} FMA units x "
-            f"{self.lanes} lanes x 2 flops x {clock} (clock from {self.clock_source})"
+            f"{self.lanes} lanes{f' ({self.lanes_note})' if self.lanes_note else ''} x "
+            f"2 flops x {clock} (clock from {self.clock_source})"
         )
 
 
@@ -279,7 +309,8 @@ def machine_peak(fma_units: int = FMA_UNITS, cores: int | None = None) -> Peak:
             if hasattr(os, "sched_getaffinity")
             else os.cpu_count() or 1
         )
-    return Peak(cores, fma_units, vector_unit().lanes, mhz, source)
+    lanes, note = fma_lanes(vector_unit().lanes, cpuinfo())
+    return Peak(cores, fma_units, lanes, mhz, source, note)
 
 
 #: The vector ISA each OpenBLAS kernel family uses for float64 GEMM (threadpoolctl's

@@ -85,6 +85,19 @@ def test_the_peak_is_cores_fma_units_lanes_two_flops_and_the_clock() -> None:
     assert unknown.share(40.0) == ""
 
 
+def test_zen_4s_avx512_peak_counts_its_256_bit_units() -> None:
+    from mt_bench.common import fma_lanes
+
+    zen4 = {"vendor_id": "AuthenticAMD", "cpu family": "25", "model": "17"}
+    lanes, note = fma_lanes(8, zen4)
+    assert lanes == 4
+    assert "Zen 4" in note
+    assert "(512-bit operations run as two 256-bit halves" in str(Peak(2, 2, 4, 2500.0, "t", note))
+    assert fma_lanes(4, zen4) == (4, "")  # AVX2 on Zen 3 or 4: 256-bit vectors, full rate
+    assert fma_lanes(8, {"vendor_id": "AuthenticAMD", "cpu family": "26"}) == (8, "")  # Zen 5
+    assert fma_lanes(8, {"vendor_id": "GenuineIntel", "cpu family": "6"}) == (8, "")
+
+
 def test_both_sides_of_a_ratio_are_timed_in_turns_round_by_round() -> None:
     from mt_bench import tensor as bench_tensor
 
