@@ -115,15 +115,12 @@ class Tensor(GraphNode):
         """A constant over ``td``, whose storage ``backend``'s kernels wrote (no checks).
 
         Speed: every operation's output is made here; ``__init__`` costs about 10% more of
-        a one-element ``a + b`` (MiniTorch's tensor benchmark). One store per statement:
-        a five-way tuple assignment builds and unpacks a tuple (60 ns more, CPython 3.11).
+        a one-element ``a + b`` (MiniTorch's tensor benchmark). No five-way tuple assignment:
+        it builds and unpacks a tuple (60 ns more, CPython 3.11).
         """
         t = object.__new__(cls)
-        t._tensor = td
-        t.history = None
-        t.backend = backend
-        t._grad = None
-        t._name = None
+        t._tensor, t.backend = td, backend
+        t.history = t._grad = t._name = None
         return t
 
     @staticmethod
