@@ -13,9 +13,9 @@ their memory stays mapped).
 
 So ``keep_freed_memory`` sets glibc's ``mallopt`` as a caching allocator behaves: blocks
 up to ``MMAP_THRESHOLD`` come from the heap, and up to ``TRIM_THRESHOLD`` of free memory
-at its top is kept. The peak a process reaches is unchanged; what it keeps after the
-peak is at most that much. It leaves ``malloc`` alone where the user chose its settings
-(``MALLOC_*_`` environment variables or ``GLIBC_TUNABLES``), with
+at its top is kept. A process's peak stays about the same (fragmentation aside); what it
+keeps after the peak is at most that much. It leaves ``malloc`` alone where the user
+chose its settings (``MALLOC_*_`` environment variables or ``GLIBC_TUNABLES``), with
 ``MINITORCH_MALLOC=system``, and on any C library other than glibc.
 """
 
@@ -55,9 +55,9 @@ def keep_freed_memory(env: Mapping[str, str] = os.environ) -> bool:
         env: the environment to read the user's choices from.
 
     Returns:
-        False (and nothing changed) off Linux, with a C library other than glibc, where
-        ``MINITORCH_MALLOC=system`` or the user's own ``malloc`` settings are set, or
-        if glibc refuses a setting.
+        False (and nothing changed) off Linux, with a C library other than glibc, or
+        where ``MINITORCH_MALLOC=system`` or the user's own ``malloc`` settings are set;
+        False too if glibc refuses a setting (those before it stay set).
     """
     if not sys.platform.startswith("linux") or env.get("MINITORCH_MALLOC", "") == "system":
         return False
