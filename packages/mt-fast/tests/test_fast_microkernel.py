@@ -22,7 +22,7 @@ from numba import njit
 
 from minitorch.fast import FastBackend, microkernel
 from minitorch.fast.kernels import tuned
-from minitorch.fast.microkernel import Shape, micro_kernel
+from minitorch.fast.microkernel import Shape, micro_kernel, shifted_micro_kernel
 from minitorch.tensor import Tensor, TensorData, from_numpy
 
 F = FastBackend
@@ -105,6 +105,41 @@ def test_the_micro_kernel_runs_in_vector_registers() -> None:
     packed = re.findall(rf"vfmadd\w+pd\s+.*%({register}\d+)$", asm, flags=re.M)
     assert len(set(packed)) >= rows * vectors, packed
     assert not re.search(r"vfmadd\w+sd", asm), "a scalar multiply-add in the micro-kernel"
+
+
+@pytest.mark.parametrize("rows", [4, 6])
+def test_the_shifted_micro_kernel_reads_b_as_runs_at_its_offsets(rows: int) -> None:
+    # Row k of B is the run of ``cols`` values at ``b_start + offsets[k]`` (a direct
+    # convolution's taps): offsets that go back and forth, overlap and repeat, against
+    # the product of the gathered rows; C's rows ``c_row`` apart, added to when asked.
+    _, lanes, vectors = tuned.SHAPE
+    cols = lanes * vectors
+
+    @njit(cache=False)
+    def product(a, b, b_start, offsets, c, c_start, c_row, depth, accumulate):  # type: ignore[no-untyped-def]
+        shifted_micro_kernel(
+            depth, a, 3, b, b_start, offsets, c, c_start, c_row, accumulate, rows, lanes, vectors
+        )
+
+    rng = np.random.default_rng(rows)
+    depth = 11
+    a = rng.standard_normal(3 + depth * rows)
+    b = rng.standard_normal(200)
+    offsets = np.array([0, 37, 1, 1, 90, 12, 5, 60, 2, 37, 100][:depth], np.int64)
+    b_start = 7
+    gathered = np.stack([b[b_start + o : b_start + o + cols] for o in offsets])
+    panel = a[3:].reshape(depth, rows).T
+    c = np.full(5 + rows * (cols + 3), np.nan)
+    product(a, b, b_start, offsets, c, 5, cols + 3, depth, False)
+    got = np.stack([c[5 + i * (cols + 3) : 5 + i * (cols + 3) + cols] for i in range(rows)])
+    assert_close_to_numpy(got, panel, gathered)
+    assert np.isnan(c[:5]).all()
+    assert all(
+        np.isnan(c[5 + i * (cols + 3) + cols : 5 + (i + 1) * (cols + 3)]).all() for i in range(rows)
+    )
+    product(a, b, b_start, offsets, c, 5, cols + 3, depth, True)  # C + A @ B
+    again = np.stack([c[5 + i * (cols + 3) : 5 + i * (cols + 3) + cols] for i in range(rows)])
+    np.testing.assert_allclose(again, 2 * got, rtol=1e-15)
 
 
 @pytest.mark.parametrize(

@@ -10,8 +10,11 @@ cache) on the first call of each operation.
 
 Layers above that write kernels of their own (mt-nn) use ``cache_kernels_of`` so their
 cached kernels are invalidated by changes to the code they compile in, and ``run_kernel``
-to launch them with the same small-work and thread-safety policy as the backend's kernels.
-Both import Numba when first looked up.
+to launch them with the same small-work and thread-safety policy as the backend's kernels;
+``shifted_micro_kernel`` is the matrix product's register-blocked micro-kernel reading B
+as shifted runs of one buffer (a direct convolution's inner loop), and
+``micro_kernel_shape`` the block it takes on this CPU. They import Numba when first
+looked up.
 
 The course's kernel factories ``tensor_map``, ``tensor_zip``, ``tensor_reduce`` and its
 kernel ``tensor_matrix_multiply`` (``minitorch.fast_ops.tensor_map``, ..., as the course's
@@ -29,6 +32,8 @@ from .fast_ops import FastBackend, FastOps, PlainFastBackend, PlainFastOps
 if TYPE_CHECKING:
     from ._cache import install as cache_kernels_of
     from .course import tensor_map, tensor_matrix_multiply, tensor_reduce, tensor_zip
+    from .microkernel import shape as micro_kernel_shape
+    from .microkernel import shifted_micro_kernel
     from .runtime import run as run_kernel
 
 __all__ = [
@@ -38,7 +43,9 @@ __all__ = [
     "PlainFastOps",
     "__version__",
     "cache_kernels_of",
+    "micro_kernel_shape",
     "run_kernel",
+    "shifted_micro_kernel",
     "tensor_map",
     "tensor_matrix_multiply",
     "tensor_reduce",
@@ -52,6 +59,12 @@ def __getattr__(name: str) -> Any:
         from ._cache import install
 
         return install
+    if name in ("micro_kernel_shape", "shifted_micro_kernel"):
+        from . import microkernel
+
+        return (
+            microkernel.shape if name == "micro_kernel_shape" else microkernel.shifted_micro_kernel
+        )
     if name == "run_kernel":
         from .runtime import run
 

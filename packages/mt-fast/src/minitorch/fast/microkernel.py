@@ -41,7 +41,16 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-__all__ = ["ROWS", "Shape", "isa", "micro_kernel", "shape", "target_features", "vector_lanes"]
+__all__ = [
+    "ROWS",
+    "Shape",
+    "isa",
+    "micro_kernel",
+    "shape",
+    "shifted_micro_kernel",
+    "target_features",
+    "vector_lanes",
+]
 
 ROWS = 6
 """Rows of A per block: 6 rows x 2 vectors are 12 accumulators, plus 3 working registers."""
@@ -110,39 +119,32 @@ def _literal(value: Any) -> int | None:
     return value.literal_value if isinstance(value, types.IntegerLiteral) else None
 
 
-@intrinsic(prefer_literal=True)  # type: ignore[untyped-decorator]
-def micro_kernel(
-    typingctx: Any,
-    depth: Any,
-    a: Any,
-    a_start: Any,
-    b: Any,
-    b_start: Any,
-    c: Any,
-    c_start: Any,
-    c_row: Any,
-    accumulate: Any,
-    rows: Any,
-    lanes: Any,
-    vectors: Any,
-) -> Any:
-    """``C = A_panel @ B_panel`` (``+ C`` if ``accumulate``) over ``depth`` steps of k.
-
-    ``a[a_start + k * rows + i]`` is ``A[i, k]``, ``b[b_start + k * cols + j]`` is
-    ``B[k, j]`` and ``c[c_start + i * c_row + j]`` is ``C[i, j]`` (``cols = lanes *
-    vectors``; C's rows have unit stride); ``rows``, ``lanes`` and ``vectors`` are
-    compile-time constants (see ``Shape``). The block of C is held in vector registers
-    while k runs, then stored; it is read first only if ``accumulate`` is true.
-    """
-    r, w, v = _literal(rows), _literal(lanes), _literal(vectors)
+def _checked(
+    depth: Any, arrays: tuple[Any, ...], indices: tuple[Any, ...], accumulate: Any, block: Any
+) -> tuple[int, int, int] | None:
+    """The literal block ``(rows, lanes, vectors)`` if the arguments type-check, else None."""
+    r, w, v = (_literal(x) for x in block)
     if r is None or w is None or v is None:
         return None
     f64 = types.Array(types.float64, 1, "C")
-    if not all(x == f64 for x in (a, b, c)) or not isinstance(accumulate, types.Boolean):
+    if not all(x == f64 for x in arrays) or not isinstance(accumulate, types.Boolean):
         return None
-    if not all(isinstance(x, types.Integer) for x in (depth, a_start, b_start, c_start, c_row)):
+    if not all(isinstance(x, types.Integer) for x in (depth, *indices)):
         return None
+    return r, w, v
+
+
+def _codegen(r: int, w: int, v: int, shifted: bool) -> Any:
+    """The LLVM code of a ``rows x lanes * vectors`` block over ``depth`` steps of k.
+
+    The arguments are ``micro_kernel``'s; with ``shifted``, ``shifted_micro_kernel``'s (an
+    array of B's offsets after ``b_start``). Step k reads B's vectors at ``b_start + k *
+    cols`` (packed panels) or at ``b_start + offsets[k]`` (shifted runs).
+    """
     cols = w * v
+    at = {"a": 1, "a0": 2, "b": 3, "b0": 4, "c": 5, "c0": 6, "row": 7, "acc": 8}
+    if shifted:  # the offsets come after b_start
+        at = {name: i + (i > 4) for name, i in at.items()} | {"offsets": 5}
 
     def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
         i64 = ir.IntType(64)
@@ -151,12 +153,18 @@ def micro_kernel(
             f"llvm.fmuladd.v{w}f64", fnty=ir.FunctionType(vector, [vector] * 3)
         )
         n, a_at, b_at, c_at, c_step = (
-            context.cast(builder, args[i], signature.args[i], types.int64) for i in (0, 2, 4, 6, 7)
+            context.cast(builder, args[i], signature.args[i], types.int64)
+            for i in (0, at["a0"], at["b0"], at["c0"], at["row"])
         )
         a_data, b_data, c_data = (
-            context.make_array(signature.args[i])(context, builder, args[i]).data for i in (1, 3, 5)
+            context.make_array(signature.args[i])(context, builder, args[i]).data
+            for i in (at["a"], at["b"], at["c"])
         )
-        add_to_c = context.cast(builder, args[8], signature.args[8], types.boolean)
+        offsets = None
+        if shifted:
+            i = at["offsets"]
+            offsets = context.make_array(signature.args[i])(context, builder, args[i]).data
+        add_to_c = context.cast(builder, args[at["acc"]], signature.args[at["acc"]], types.boolean)
 
         def vector_at(data: Any, offset: Any) -> Any:
             return builder.bitcast(builder.gep(data, [offset]), vector.as_pointer())
@@ -200,7 +208,10 @@ def micro_kernel(
         builder.position_at_end(loop)
         k = builder.phi(i64)
         acc = [[builder.phi(vector) for _ in range(v)] for _ in range(r)]
-        b_k = builder.add(b_at, builder.mul(k, const(cols)))
+        if offsets is None:
+            b_k = builder.add(b_at, builder.mul(k, const(cols)))
+        else:
+            b_k = builder.add(b_at, builder.load(builder.gep(offsets, [k])))
         b_vectors = [
             builder.load(vector_at(b_data, builder.add(b_k, const(u * w))), align=8)
             for u in range(v)
@@ -244,7 +255,74 @@ def micro_kernel(
                     builder.store(value, pointer, align=8)
         return context.get_dummy_value()
 
+    return codegen
+
+
+@intrinsic(prefer_literal=True)  # type: ignore[untyped-decorator]
+def micro_kernel(
+    typingctx: Any,
+    depth: Any,
+    a: Any,
+    a_start: Any,
+    b: Any,
+    b_start: Any,
+    c: Any,
+    c_start: Any,
+    c_row: Any,
+    accumulate: Any,
+    rows: Any,
+    lanes: Any,
+    vectors: Any,
+) -> Any:
+    """``C = A_panel @ B_panel`` (``+ C`` if ``accumulate``) over ``depth`` steps of k.
+
+    ``a[a_start + k * rows + i]`` is ``A[i, k]``, ``b[b_start + k * cols + j]`` is
+    ``B[k, j]`` and ``c[c_start + i * c_row + j]`` is ``C[i, j]`` (``cols = lanes *
+    vectors``; C's rows have unit stride); ``rows``, ``lanes`` and ``vectors`` are
+    compile-time constants (see ``Shape``). The block of C is held in vector registers
+    while k runs, then stored; it is read first only if ``accumulate`` is true.
+    """
+    block = _checked(depth, (a, b, c), (a_start, b_start, c_start, c_row), accumulate,
+                     (rows, lanes, vectors))  # fmt: skip
+    if block is None:
+        return None
     signature = types.void(
         depth, a, a_start, b, b_start, c, c_start, c_row, accumulate, rows, lanes, vectors
     )
-    return signature, codegen
+    return signature, _codegen(*block, shifted=False)
+
+
+@intrinsic(prefer_literal=True)  # type: ignore[untyped-decorator]
+def shifted_micro_kernel(
+    typingctx: Any,
+    depth: Any,
+    a: Any,
+    a_start: Any,
+    b: Any,
+    b_start: Any,
+    offsets: Any,
+    c: Any,
+    c_start: Any,
+    c_row: Any,
+    accumulate: Any,
+    rows: Any,
+    lanes: Any,
+    vectors: Any,
+) -> Any:
+    """``micro_kernel`` whose row k of B is the run ``b[b_start + offsets[k] + j]``.
+
+    A direct convolution is this product: with a zero-padded input stored as one long row
+    per channel, output position ``p`` meets tap ``t`` of its window at ``p + offsets[t]``
+    for every ``p``, so the columns of B (``cols`` neighbouring positions) are a contiguous
+    run of the input for each tap, read in place (no im2col copy). ``offsets`` is an int64
+    array of at least ``depth`` values; the rest is ``micro_kernel``'s.
+    """
+    block = _checked(depth, (a, b, c), (a_start, b_start, c_start, c_row), accumulate,
+                     (rows, lanes, vectors))  # fmt: skip
+    if block is None or offsets != types.Array(types.int64, 1, "C"):
+        return None
+    signature = types.void(
+        depth, a, a_start, b, b_start, offsets, c, c_start, c_row, accumulate, rows, lanes,
+        vectors,
+    )  # fmt: skip
+    return signature, _codegen(*block, shifted=True)

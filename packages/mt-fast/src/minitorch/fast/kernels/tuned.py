@@ -342,65 +342,94 @@ a 1 MiB L2) halve them. Measured on 2 cores (AVX-512): 2048 176 -> 190 GFLOP/s, 
 -> 191; at 1024 tall tasks ran 196 against 201.
 """
 _BLOCK_N = 256  # columns of B per task: a multiple of every block width (4, 8, 16)
-_PACK_GROUP = 8  # panels per packing task (side by side)
+_PACK_ROWS = 16  # steps of k per packing task of a B (row by row)
 _PACK_RUN = 64  # steps of k per pass over a row (row by row)
 _FAST = {"reassoc", "contract", "nsz"}  # reorder sums (to vectorise), keep NaN/inf semantics
+
+
+@register_jitable
+def _pack_groups(count, width, inner, k_stride):  # type: ignore[no-untyped-def]
+    """Tasks per batch of ``_pack_task``: one per panel, or one per ``_PACK_ROWS`` steps of k."""
+    if k_stride == 1:
+        return (count + width - 1) // width
+    return (inner + _PACK_ROWS - 1) // _PACK_ROWS
+
+
+@register_jitable
+def _pack_task(dst, src, t, count, inner, batch_stride, row_stride, k_stride, width):  # type: ignore[no-untyped-def]
+    """Task ``t`` of packing ``src`` into panels of ``width`` rows, stored k-major.
+
+    ``dst[((n * panels + p) * inner + k) * width + r] = src[n, p * width + r, k]``, zero
+    for rows past ``count``; ``src[n, r, k]`` is
+    ``src[n * batch_stride + r * row_stride + k * k_stride]``. Where rows have unit stride
+    along k (a row-major A) a task fills one panel, reading its rows ``_PACK_RUN`` steps of
+    k at a time (the piece of the panel they fill stays in L1). Otherwise (a row-major B,
+    whose columns are the rows packed here) a task takes ``_PACK_ROWS`` steps of k across
+    every panel: it reads whole rows of B, and the tasks are equal whatever the number of
+    panels (tasks of whole panels left one thread a 256 x 256 B's four tasks of eight).
+    """
+    panels = (count + width - 1) // width
+    groups = _pack_groups(count, width, inner, k_stride)
+    n = t // groups
+    if k_stride == 1:
+        p = t % groups
+        r0 = p * width
+        live = min(width, count - r0)
+        first = n * batch_stride + r0 * row_stride
+        if width == 6 and live == 6:  # every block's rows (microkernel.ROWS): one pass
+            d = (n * panels + p) * inner * width
+            for k in range(inner):  # six loads, six contiguous stores: at a copy's pace
+                dst[np.uint64(d)] = src[np.uint64(first + k)]
+                dst[np.uint64(d + 1)] = src[np.uint64(first + row_stride + k)]
+                dst[np.uint64(d + 2)] = src[np.uint64(first + 2 * row_stride + k)]
+                dst[np.uint64(d + 3)] = src[np.uint64(first + 3 * row_stride + k)]
+                dst[np.uint64(d + 4)] = src[np.uint64(first + 4 * row_stride + k)]
+                dst[np.uint64(d + 5)] = src[np.uint64(first + 5 * row_stride + k)]
+                d += 6
+            return
+        panel = dst[(n * panels + p) * inner * width : (n * panels + p + 1) * inner * width]
+        for k0 in range(0, inner, _PACK_RUN):
+            steps = min(_PACK_RUN, inner - k0)
+            for r in range(width):
+                column = panel[k0 * width + r :]  # slices index without checks
+                if r < live:
+                    row = src[first + r * row_stride + k0 :]
+                    for k in range(steps):
+                        column[k * width] = row[k]
+                else:
+                    for k in range(steps):
+                        column[k * width] = 0.0
+        return
+    # Unsigned positions, no slices: a slice per piece of ``width`` doubles (and Numba's
+    # fix-up of a negative index) cost more than the copy (a 256 x 256 B on one core:
+    # 62 us, against 34 us so and 16 us for a plain copy of it).
+    k0 = (t % groups) * _PACK_ROWS
+    span = inner * width
+    whole = count // width if row_stride == 1 else 0  # panels copied as runs of ``width``
+    for k in range(k0, min(inner, k0 + _PACK_ROWS)):
+        s = n * batch_stride + k * k_stride
+        d = (n * panels * inner + k) * width
+        for p in range(whole):
+            run = s + p * width
+            for r in range(width):
+                dst[np.uint64(d + r)] = src[np.uint64(run + r)]
+            d += span
+        for p in range(whole, panels):
+            r0 = p * width
+            live = min(width, count - r0)
+            for r in range(live):
+                dst[np.uint64(d + r)] = src[np.uint64(s + (r0 + r) * row_stride)]
+            for r in range(live, width):
+                dst[np.uint64(d + r)] = 0.0
+            d += span
 
 
 def _build_pack(loop: Any) -> Any:
     @njit(parallel=loop is prange, cache=True)
     def _pack_panels(dst, src, batches, count, inner, batch_stride, row_stride, k_stride, width):  # type: ignore[no-untyped-def]
-        """Pack ``src`` into panels of ``width`` rows, each stored k-major and interleaved.
-
-        ``dst[((n * panels + p) * inner + k) * width + r] = src[n, p * width + r, k]``, zero
-        for rows past ``count``; ``src[n, r, k]`` is
-        ``src[n * batch_stride + r * row_stride + k * k_stride]``. Rows with unit stride
-        along k (a row-major A) are read row by row, ``_PACK_RUN`` steps of k at a time (the
-        piece of the panel they fill stays in L1); otherwise a task walks k over a group
-        of ``_PACK_GROUP`` panels side by side, which for a row-major B reads runs of
-        ``_PACK_GROUP * width`` doubles, not a piece of one cache line per page.
-        """
-        panels = (count + width - 1) // width
-        group = 1 if k_stride == 1 else _PACK_GROUP
-        groups = (panels + group - 1) // group
-        for t in loop(batches * groups):
-            n = t // groups
-            p0 = (t % groups) * group
-            for p in range(p0, min(panels, p0 + group)):
-                r0 = p * width
-                live = min(width, count - r0)
-                first = n * batch_stride + r0 * row_stride
-                panel = dst[(n * panels + p) * inner * width : (n * panels + p + 1) * inner * width]
-                if k_stride == 1:
-                    for k0 in range(0, inner, _PACK_RUN):
-                        steps = min(_PACK_RUN, inner - k0)
-                        for r in range(width):
-                            column = panel[k0 * width + r :]  # slices index without checks
-                            if r < live:
-                                row = src[first + r * row_stride + k0 :]
-                                for k in range(steps):
-                                    column[k * width] = row[k]
-                            else:
-                                for k in range(steps):
-                                    column[k * width] = 0.0
-            if k_stride != 1:
-                p1 = min(panels, p0 + group)
-                for k in range(inner):
-                    s = n * batch_stride + k * k_stride
-                    for p in range(p0, p1):
-                        r0 = p * width
-                        live = min(width, count - r0)
-                        d = ((n * panels + p) * inner + k) * width
-                        piece = dst[d : d + width]
-                        if row_stride == 1:
-                            line = src[s + r0 : s + r0 + live]
-                            for r in range(live):
-                                piece[r] = line[r]
-                        else:
-                            for r in range(live):
-                                piece[r] = src[s + (r0 + r) * row_stride]
-                        for r in range(live, width):
-                            piece[r] = 0.0
+        """Pack ``src`` into panels of ``width`` rows, each stored k-major (``_pack_task``)."""
+        for t in loop(batches * _pack_groups(count, width, inner, k_stride)):
+            _pack_task(dst, src, t, count, inner, batch_stride, row_stride, k_stride, width)
 
     return _pack_panels
 
@@ -415,14 +444,28 @@ def _build_matmul_blocked(shape: microkernel.Shape) -> Callable[[Any], Any]:
 
     def build(loop: Any) -> Any:
         @njit(parallel=loop is prange, cache=True)
-        def _matmul_blocked(out, out_shape, out_strides, a, a_batch, b, b_batch, inner, tall):  # type: ignore[no-untyped-def]
-            """``out[n] = A[n] @ B[n]`` from packed panels (see ``_pack_panels``).
+        def _matmul_blocked(  # type: ignore[no-untyped-def]
+            out, out_shape, out_strides, a, a_batch, b, b_batch, inner, tall,
+            x, x_n, x_s, y, y_n, y_s,
+        ):  # fmt: skip
+            """``out[n] = X[n] @ Y[n]``: pack both operands into panels, then multiply them.
 
-            A's panels of ``rows`` rows for batch ``n`` start at ``n * a_batch`` in ``a``,
-            B's panels of ``cols`` columns at ``n * b_batch`` in ``b``. A task covers at
-            most ``tall`` panels of A.
+            First every task of packing X into ``a`` (panels of ``rows`` rows, the panels
+            of batch ``n`` at ``n * a_batch``) and Y's columns into ``b`` (panels of
+            ``cols`` columns, at ``n * b_batch``) runs, as ``_pack_panels`` would (one
+            launch for both operands, not one each); then the blocked product, a task per
+            block of at most ``tall`` panels of A by ``_BLOCK_N`` columns. ``x_n``, ``y_n``
+            are the operands' batch sizes and ``x_s``, ``y_s`` their (batch, row, k)
+            strides: Y's "rows" are its columns.
             """
             batches, m, n = out_shape[0], out_shape[1], out_shape[2]
+            x_tasks = x_n * _pack_groups(m, rows, inner, x_s[2])
+            y_tasks = y_n * _pack_groups(n, cols, inner, y_s[2])
+            for t in loop(x_tasks + y_tasks):
+                if t < x_tasks:
+                    _pack_task(a, x, t, m, inner, x_s[0], x_s[1], x_s[2], rows)
+                else:
+                    _pack_task(b, y, t - x_tasks, n, inner, y_s[0], y_s[1], y_s[2], cols)
             o_b, o_i, o_j = out_strides[0], out_strides[1], out_strides[2]
             # Tasks of at most ``tall`` panels by ``_BLOCK_N`` columns, the
             # panels shared out evenly between them (1024 rows are 15 tasks of 11 or 12
@@ -688,16 +731,18 @@ def matmul(
         run(_MATMUL_ROWS, work, *operands)
         return
     shape = SHAPE if block is None else block
-    a_strides3 = (a_strides[0], a_strides[1], a_strides[2])
-    a_p, a_batch = _panels(a, int(a_shape[0]), rows, inner, a_strides3, shape.rows, 0)
+    a_n, b_n = int(a_shape[0]), int(b_shape[0])
+    a_size = -(-rows // shape.rows) * inner * shape.rows
+    b_size = -(-cols // shape.cols) * inner * shape.cols
+    a_p, b_p = _workspace(0, a_n * a_size), _workspace(1, b_n * b_size)
     # Columns of b are the rows of its transpose: column j starts at j * b_strides[2].
-    b_strides3 = (b_strides[0], b_strides[2], b_strides[1])
-    b_p, b_batch = _panels(b, int(b_shape[0]), cols, inner, b_strides3, shape.cols, 1)
+    b_strides3 = np.array((b_strides[0], b_strides[2], b_strides[1]), np.int64)
     tall = _BLOCK_M_PANELS * (2 if len(b_p) * 8 > _TALL_BYTES else 1)
     tasks = batches * -(-rows // (tall * shape.rows)) * -(-cols // _BLOCK_N)
     work = batches * rows * cols * inner // 8 if tasks > 1 else 0
-    panels = (out, out_shape, out_strides, a_p, a_batch, b_p, b_batch, inner, tall)
-    run(_blocked(shape), work, *panels)
+    panels = (a_p, a_size if a_n > 1 else 0, b_p, b_size if b_n > 1 else 0, inner, tall)
+    sources = (a, a_n, a_strides, b, b_n, b_strides3)
+    run(_blocked(shape), work, out, out_shape, out_strides, *panels, *sources)
 
 
 _register("matmul", _blocked(SHAPE))
