@@ -1,4 +1,4 @@
-"""The convolution kernels of ``FastBackend``: parallel Numba, vectorised by LLVM.
+"""The convolution kernels of ``FastBackend``: parallel Numba, on register-blocked loops.
 
 A ``ConvKernels`` module (see ``kernels/__init__.py``). They compute what ``simple``
 computes (read that first; the formulas are there), with
@@ -9,44 +9,65 @@ Both kernels first copy the input into zero-padded planes of ``hp x wp = (height
 x (width + kw - 1)``, one long row per channel holding the whole batch: position
 ``p = (b * hp + y) * wp + x``. Then the input that output ``(b, y, x)`` meets through tap
 ``(i, j)`` is at ``p + offset(i, j)`` for *every* output position, and a convolution is a sum
-of shifted flat runs, ``out[p] += w * padded[p + offset]``: unit-stride loops that LLVM
-vectorises, as long as the batch (padding rows and columns are computed and dropped).
+of shifted flat runs, ``out[p] += w * padded[p + offset]``: unit-stride loops over the
+whole batch (padding rows and columns are computed and dropped).
 
-- ``conv_forward``: one parallel task per output channel and chunk of about ``CHUNK``
-  positions; it adds the shifted runs of every tap ``(c, i, j)``, four taps per pass over
-  the accumulator.
-- ``conv_weight_grad``: one parallel task per channel pair ``(o, c)``: each weight's
-  gradient is the dot product of the (zero-padded) output gradient's run with the input's
-  run shifted by the tap's offset, four taps per pass.
+- ``conv_forward``: a matrix product ``out[o, p] = sum_t w[o, t] * padded[p + offset[t]]``
+  over the taps ``t = (c, i, j)``, whose right operand is read in place: mt-fast's
+  ``shifted_micro_kernel`` holds a block of ``ROWS`` output channels by two vectors of
+  positions in vector registers over every tap (each step broadcasts ``ROWS`` weights
+  against two runs of the input: eight fused multiply-adds for two loads on AVX2, where
+  a sum of shifted runs into an accumulator in memory loads and stores it for every few
+  taps). One parallel task per block of channels and chunk of about ``CHUNK`` positions.
+- ``conv_weight_grad``: one parallel task per block of ``ROWS`` output channels and input
+  channel ``c``: each weight's gradient is the dot product of the (zero-padded) output
+  gradient's run with the input's run shifted by the tap's offset, for ``ROWS`` channels
+  and two taps per pass (eight sums, six loads per step).
 
 Runs are taken as slices (``padded[start:]``) before the loop: indexing ``padded[start + k]``
 directly makes Numba check for negative indices, which stops the loop from vectorising
-(about 8x slower). The kernels inline nothing from other files, so Numba's own on-disk
-cache (keyed on this file) is safe. They are launched with mt-fast's ``run_kernel`` (one
+(about 8x slower). The micro-kernel is mt-fast's, so this module's cache is keyed on its
+source too (``cache_kernels_of``). They are launched with mt-fast's ``run_kernel`` (one
 thread for small work).
 """
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
 from numba import njit, prange
 from numba.extending import register_jitable
 
-from minitorch.fast import run_kernel
+from minitorch.fast import cache_kernels_of, micro_kernel_shape, run_kernel, shifted_micro_kernel
 
 from . import Sizes
 
-__all__ = ["CHUNK", "conv_forward", "conv_weight_grad"]
+__all__ = ["CHUNK", "ROWS", "conv_forward", "conv_weight_grad"]
 
-CHUNK = 2048
-"""Positions per task of the forward kernel (its accumulator, 16 KB, stays in L1 cache)."""
+cache_kernels_of(__file__, [sys.modules[micro_kernel_shape.__module__]])
+
+CHUNK = 1024
+"""Positions per task of the forward kernel (its block of ``ROWS`` outputs, 32 KB, in L1)."""
+
+ROWS = 4
+"""Output channels per block of both kernels (LeNet's layers have 4 and 8)."""
+
+_GRAD_CHUNK = 2048
+"""Positions per piece of the weight gradient's runs (five runs of 16 KB, in L2 cache)."""
+
+_GRAD_TASKS = 8
+"""Tasks the weight gradient aims for when it has fewer channel pairs (positions split)."""
+
+_VECTORS = 2
+_LANES = micro_kernel_shape().lanes
+_COLS = _LANES * _VECTORS  # positions per block of the forward kernel
 
 # Scales a convolution's multiply-adds to mt-fast's unit of work (elements of a map), which
 # decides when a kernel is worth the thread pool: one vectorised multiply-add costs far
 # less than one element of a strided map.
-_FLOPS_PER_ELEMENT = 16
+_FLOPS_PER_ELEMENT = 4
 
 
 def _work(sizes: Sizes) -> int:
@@ -96,15 +117,41 @@ def _copy_run(dst, d, src, s, count):  # type: ignore[no-untyped-def]
 
 
 @register_jitable
-def _pad_channel(out, src, batch, channels, c, height, width, top, left, hp, wp):  # type: ignore[no-untyped-def]
-    """Copy channel ``c`` of every image of ``src`` into the zeroed row ``out``.
+def _pad_image(out, src, channels, c, b, height, width, top, left, hp, wp):  # type: ignore[no-untyped-def]
+    """Write image ``b``'s channel ``c`` of ``src``, zero padded, into its ``hp`` rows of ``out``.
 
-    Row ``y`` of image ``b`` lands at ``(b * hp + y + top) * wp + left``.
+    ``out`` is the channel's long row: row ``y`` of the image lands at ``(b * hp + y +
+    top) * wp + left``; every other position of its rows ``b * hp ... (b + 1) * hp - 1`` is
+    written zero (so ``out`` need not be zeroed first: one pass over it, not two).
     """
-    for b in range(batch):
-        for y in range(height):
-            s = ((b * channels + c) * height + y) * width
-            _copy_run(out, (b * hp + y + top) * wp + left, src, s, width)
+    for r in range(hp):
+        d = (b * hp + r) * wp
+        y = r - top
+        if y < 0 or y >= height:
+            for k in range(wp):
+                out[np.uint64(d + k)] = 0.0
+            continue
+        for k in range(left):
+            out[np.uint64(d + k)] = 0.0
+        _copy_run(out, d + left, src, ((b * channels + c) * height + y) * width, width)
+        for k in range(left + width, wp):
+            out[np.uint64(d + k)] = 0.0
+
+
+@register_jitable
+def _pad_task(out, src, t, batch, channels, height, width, top, left, hp, wp, row_len):  # type: ignore[no-untyped-def]
+    """Task ``t`` (of ``channels * batch``) of padding every channel of ``src`` into ``out``.
+
+    Channel ``c`` becomes one zero-padded long row of ``row_len`` at ``c * row_len``, its
+    positions past the batch's planes zero; task ``t`` writes image ``t % batch`` of
+    channel ``t // batch`` (and, for the last image, that tail).
+    """
+    c, b = t // batch, t % batch
+    row = out[c * row_len : (c + 1) * row_len]
+    _pad_image(row, src, channels, c, b, height, width, top, left, hp, wp)
+    if b == batch - 1:
+        for k in range(batch * hp * wp, row_len):
+            row[np.uint64(k)] = 0.0
 
 
 @register_jitable
@@ -124,7 +171,7 @@ def _tap_offsets(kh, kw, wp, reverse):  # type: ignore[no-untyped-def]
     return offsets
 
 
-@njit(parallel=True, fastmath={"contract"}, cache=True)
+@njit(parallel=True, cache=True)
 def _forward_kernel(  # type: ignore[no-untyped-def]
     out, inp, w, bias, batch, in_ch, out_ch, height, width, kh, kw, ws0, ws1, ws2, ws3, reverse
 ):
@@ -137,70 +184,87 @@ def _forward_kernel(  # type: ignore[no-untyped-def]
     hp, wp = height + kh - 1, width + kw - 1
     top, left = (kh - 1, kw - 1) if reverse else (0, 0)
     rows = batch * hp
-    # One row per input channel, with room for the furthest tap past the last position.
-    row_len = rows * wp + (kh - 1) * wp + kw - 1
-    padded = np.zeros(in_ch * row_len, np.float64)
-    for c in prange(in_ch):
-        _pad_channel(padded[c * row_len :], inp, batch, in_ch, c, height, width, top, left, hp, wp)
+    # Positions computed: whole blocks of ``_COLS``. One row per input channel, with room
+    # for the furthest tap past the last of them.
+    span = (rows * wp + _COLS - 1) // _COLS * _COLS
+    row_len = span + (kh - 1) * wp + kw - 1
+    padded = np.empty(in_ch * row_len, np.float64)
+    for t in prange(in_ch * batch):
+        _pad_task(padded, inp, t, batch, in_ch, height, width, top, left, hp, wp, row_len)
     taps = in_ch * kh * kw
     offsets = np.empty(taps, np.int64)
     plane_offsets = _tap_offsets(kh, kw, wp, reverse)
     for c in range(in_ch):
         for k in range(kh * kw):
             offsets[c * kh * kw + k] = c * row_len + plane_offsets[k]
-    chunk_rows = max(1, CHUNK // wp)
-    chunks = (rows + chunk_rows - 1) // chunk_rows
-    for t in prange(out_ch * chunks):
-        o = t // chunks
-        r0 = (t % chunks) * chunk_rows
-        r1 = min(rows, r0 + chunk_rows)
-        start = r0 * wp
-        n = (r1 - r0) * wp
-        weights = np.empty(taps, np.float64)
+    # The weights of each block of ``ROWS`` channels, stored [tap][channel] (zero past
+    # ``out_ch``): the left operand of the micro-kernel.
+    blocks = (out_ch + ROWS - 1) // ROWS
+    weights = np.zeros(blocks * taps * ROWS, np.float64)
+    for o in range(out_ch):
         for c in range(in_ch):
             for i in range(kh):
                 for j in range(kw):
-                    weights[(c * kh + i) * kw + j] = w[o * ws0 + c * ws1 + i * ws2 + j * ws3]
-        acc = np.full(n, bias[o], np.float64)
-        q = 0
-        while q + 8 <= taps:  # eight taps per pass over the accumulator
-            w0, w1, w2, w3 = weights[q], weights[q + 1], weights[q + 2], weights[q + 3]
-            w4, w5, w6, w7 = weights[q + 4], weights[q + 5], weights[q + 6], weights[q + 7]
-            p0 = padded[start + offsets[q] :]
-            p1 = padded[start + offsets[q + 1] :]
-            p2 = padded[start + offsets[q + 2] :]
-            p3 = padded[start + offsets[q + 3] :]
-            p4 = padded[start + offsets[q + 4] :]
-            p5 = padded[start + offsets[q + 5] :]
-            p6 = padded[start + offsets[q + 6] :]
-            p7 = padded[start + offsets[q + 7] :]
-            for k in range(n):
-                acc[k] += (w0 * p0[k] + w1 * p1[k] + w2 * p2[k] + w3 * p3[k]) + (
-                    w4 * p4[k] + w5 * p5[k] + w6 * p6[k] + w7 * p7[k]
-                )
-            q += 8
-        while q + 4 <= taps:
-            w0, w1, w2, w3 = weights[q], weights[q + 1], weights[q + 2], weights[q + 3]
-            p0 = padded[start + offsets[q] :]
-            p1 = padded[start + offsets[q + 1] :]
-            p2 = padded[start + offsets[q + 2] :]
-            p3 = padded[start + offsets[q + 3] :]
-            for k in range(n):
-                acc[k] += w0 * p0[k] + w1 * p1[k] + w2 * p2[k] + w3 * p3[k]
-            q += 4
-        while q < taps:
-            w0, p0 = weights[q], padded[start + offsets[q] :]
-            for k in range(n):
-                acc[k] += w0 * p0[k]
-            q += 1
-        for r in range(r0, r1):  # keep the rows and columns of real outputs
+                    t = (c * kh + i) * kw + j
+                    at = ((o // ROWS) * taps + t) * ROWS + o % ROWS
+                    weights[at] = w[o * ws0 + c * ws1 + i * ws2 + j * ws3]
+    chunk = max(_COLS, CHUNK // _COLS * _COLS)
+    chunks = (span + chunk - 1) // chunk
+    for task in prange(blocks * chunks):
+        block = task // chunks
+        p0 = (task % chunks) * chunk
+        p1 = min(span, p0 + chunk)
+        acc = np.empty(ROWS * chunk, np.float64)  # [channel][position in the chunk]
+        for q in range(0, p1 - p0, _COLS):
+            shifted_micro_kernel(
+                taps, weights, block * taps * ROWS, padded, p0 + q, offsets,
+                acc, q, chunk, False, ROWS, _LANES, _VECTORS,
+            )  # fmt: skip
+        for r in range(p0 // wp, min(rows, (p1 - 1) // wp + 1)):  # real outputs, plus bias
             y = r % hp
-            if y < height:
+            x0, x1 = max(0, p0 - r * wp), min(width, p1 - r * wp)
+            if y >= height or x0 >= x1:
+                continue
+            for i in range(min(ROWS, out_ch - block * ROWS)):
+                o = block * ROWS + i
                 dst = (((r // hp) * out_ch + o) * height + y) * width
-                _copy_run(out, dst, acc, (r - r0) * wp, width)
+                src = i * chunk + r * wp - p0
+                b = bias[o]
+                for x in range(x0, x1):
+                    out[np.uint64(dst + x)] = acc[np.uint64(src + x)] + b
 
 
-@njit(parallel=True, fastmath={"contract", "reassoc"}, cache=True)
+@register_jitable(fastmath={"contract", "reassoc"})
+def _dots(g0, g1, g2, g3, p0, p1, count):  # type: ignore[no-untyped-def]
+    """The eight dot products of four channels' runs ``g*`` with two runs ``p0``, ``p1``.
+
+    A function of its own: LLVM vectorises its loop (eight vector sums) when it is
+    compiled alone, not when written inline in the kernel's task loop.
+    """
+    a0 = a1 = a2 = a3 = b0 = b1 = b2 = b3 = 0.0
+    for k in range(count):
+        x, z = p0[k], p1[k]
+        a0 += g0[k] * x
+        a1 += g1[k] * x
+        a2 += g2[k] * x
+        a3 += g3[k] * x
+        b0 += g0[k] * z
+        b1 += g1[k] * z
+        b2 += g2[k] * z
+        b3 += g3[k] * z
+    return a0, a1, a2, a3, b0, b1, b2, b3
+
+
+@register_jitable(fastmath={"contract", "reassoc"})
+def _dot(g, p, count):  # type: ignore[no-untyped-def]
+    """``sum(g[:count] * p[:count])``."""
+    a = 0.0
+    for k in range(count):
+        a += g[k] * p[k]
+    return a
+
+
+@njit(parallel=True, cache=True)
 def _weight_grad_kernel(  # type: ignore[no-untyped-def]
     gw, gout, inp, batch, in_ch, out_ch, height, width, kh, kw, reverse
 ):
@@ -210,45 +274,68 @@ def _weight_grad_kernel(  # type: ignore[no-untyped-def]
     width)`` and ``inp`` ``(batch, in_ch, height, width)``, both contiguous. The sign is
     ``-`` for ``reverse``, matching ``_forward_kernel``. ``gout`` is laid out like the padded
     input, with zeros at the padding positions, so they add nothing to the dot products.
+    A task takes the runs ``_GRAD_CHUNK`` positions at a time, every tap of each piece
+    while it is in cache (a whole run of LeNet's batch of 16 is 115 KB: four channels'
+    and the input's did not fit in L2, and were read again from L3 for every tap).
     """
     hp, wp = height + kh - 1, width + kw - 1
     top, left = (kh - 1, kw - 1) if reverse else (0, 0)
     n = batch * hp * wp
     row_len = n + (kh - 1) * wp + kw - 1
-    padded = np.zeros(in_ch * row_len, np.float64)
-    for c in prange(in_ch):
-        _pad_channel(padded[c * row_len :], inp, batch, in_ch, c, height, width, top, left, hp, wp)
-    grad = np.zeros(out_ch * n, np.float64)
-    for o in prange(out_ch):
-        _pad_channel(grad[o * n :], gout, batch, out_ch, o, height, width, 0, 0, hp, wp)
+    padded = np.empty(in_ch * row_len, np.float64)
+    grad = np.empty(out_ch * n, np.float64)
+    for t in prange((in_ch + out_ch) * batch):
+        if t < in_ch * batch:
+            _pad_task(padded, inp, t, batch, in_ch, height, width, top, left, hp, wp, row_len)
+        else:
+            u = t - in_ch * batch
+            _pad_task(grad, gout, u, batch, out_ch, height, width, 0, 0, hp, wp, n)
     taps = kh * kw
     offsets = _tap_offsets(kh, kw, wp, reverse)
-    for t in prange(out_ch * in_ch):
-        o = t // in_ch
-        c = t % in_ch
-        g = grad[o * n : (o + 1) * n]
-        row = c * row_len
-        q = 0
-        while q + 4 <= taps:
-            p0 = padded[row + offsets[q] :]
-            p1 = padded[row + offsets[q + 1] :]
-            p2 = padded[row + offsets[q + 2] :]
-            p3 = padded[row + offsets[q + 3] :]
-            a0 = a1 = a2 = a3 = 0.0
-            for k in range(n):
-                a0 += g[k] * p0[k]
-                a1 += g[k] * p1[k]
-                a2 += g[k] * p2[k]
-                a3 += g[k] * p3[k]
-            gw[t * taps + q] = a0
-            gw[t * taps + q + 1] = a1
-            gw[t * taps + q + 2] = a2
-            gw[t * taps + q + 3] = a3
-            q += 4
-        while q < taps:
-            p0 = padded[row + offsets[q] :]
-            a0 = 0.0
-            for k in range(n):
-                a0 += g[k] * p0[k]
-            gw[t * taps + q] = a0
-            q += 1
+    blocks = (out_ch + ROWS - 1) // ROWS
+    pairs = blocks * in_ch
+    # Few channel pairs (LeNet's first layer has one block and one channel) split the
+    # positions into parts too, so both threads work: at least ``_GRAD_TASKS`` tasks where
+    # there are chunks enough. Parts add up in order after the loop, so the result does
+    # not depend on how many threads ran them.
+    chunks = (n + _GRAD_CHUNK - 1) // _GRAD_CHUNK
+    parts = max(1, min(chunks, (_GRAD_TASKS + pairs - 1) // pairs))
+    per = (chunks + parts - 1) // parts * _GRAD_CHUNK  # positions per part
+    partial = np.empty(pairs * parts * ROWS * taps, np.float64)
+    for task in prange(pairs * parts):
+        pair, part = task // parts, task % parts
+        o0 = (pair // in_ch) * ROWS
+        live = min(ROWS, out_ch - o0)
+        c = pair % in_ch
+        sums = partial[task * ROWS * taps : (task + 1) * ROWS * taps]  # [channel][tap]
+        sums[:] = 0.0
+        for k0 in range(part * per, min(n, (part + 1) * per), _GRAD_CHUNK):
+            count = min(_GRAD_CHUNK, n - k0)
+            row = c * row_len + k0
+            if live == ROWS:  # four channels, two taps per pass: eight sums
+                g0 = grad[o0 * n + k0 :]
+                g1 = grad[(o0 + 1) * n + k0 :]
+                g2 = grad[(o0 + 2) * n + k0 :]
+                g3 = grad[(o0 + 3) * n + k0 :]
+                for q in range(0, taps, 2):
+                    r = min(q + 1, taps - 1)  # q + 1, or q again past the last tap
+                    d = _dots(g0, g1, g2, g3, padded[row + offsets[q] :],
+                              padded[row + offsets[r] :], count)  # fmt: skip
+                    for i in range(ROWS):
+                        sums[i * taps + q] += d[i]
+                    if r > q:
+                        for i in range(ROWS):
+                            sums[i * taps + r] += d[ROWS + i]
+                continue
+            for i in range(live):  # the last, partial block: a channel at a time
+                g = grad[(o0 + i) * n + k0 :]
+                for q in range(taps):
+                    sums[i * taps + q] += _dot(g, padded[row + offsets[q] :], count)
+    for pair in range(pairs):
+        o0, c = (pair // in_ch) * ROWS, pair % in_ch
+        for i in range(min(ROWS, out_ch - o0)):
+            for q in range(taps):
+                total = 0.0
+                for part in range(parts):
+                    total += partial[((pair * parts + part) * ROWS + i) * taps + q]
+                gw[((o0 + i) * in_ch + c) * taps + q] = total
