@@ -10,9 +10,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from minitorch.fast import FastBackend, vecmath
 from minitorch.fast._cache import DependencyAwareLocator
@@ -161,3 +164,106 @@ def test_same_layout_zip_kernel_on_a_strided_layout() -> None:
     used = [i * 2 + j * 7 for i in range(3) for j in range(2)]
     np.testing.assert_array_equal(out[used], x[used] * y[used])
     assert np.isnan(np.delete(out, used)).all(), "wrote outside the layout"
+
+
+# --- Broadcast maps and zips by runs, short folds straight into the output -------------
+
+
+@st.composite
+def strided_case(draw: st.DrawFn) -> tuple[Any, ...]:
+    """An output layout (maybe permuted, maybe with gaps) and two operands broadcast to it.
+
+    Each operand keeps a random subset of the output's trailing dimensions, each either
+    whole or of size 1 (a broadcast), stored in a random order of its own.
+    """
+    dims = draw(st.integers(1, 4))
+    shape = tuple(draw(st.lists(st.sampled_from([1, 2, 3, 5, 8]), min_size=dims, max_size=dims)))
+
+    def layout(shape: tuple[int, ...], gap: int) -> tuple[np.ndarray, np.ndarray]:
+        order = draw(st.permutations(range(len(shape))))
+        strides = [0] * len(shape)
+        step = gap
+        for d in reversed(order):
+            strides[d] = step
+            step *= shape[d]
+        return np.array(shape, np.int64), np.array(strides, np.int64)
+
+    out = layout(shape, draw(st.sampled_from([1, 1, 2])))
+    operands = []
+    for _ in range(2):
+        keep = draw(st.integers(0, dims))
+        own = tuple(n if draw(st.booleans()) else 1 for n in shape[dims - keep :]) or (1,)
+        operands.append(layout(own, 1))
+    return out, operands
+
+
+def _values(shape: np.ndarray, strides: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Storage for ``(shape, strides)`` filled with values, and the logical array it holds."""
+    size = int(sum((n - 1) * s for n, s in zip(shape, strides, strict=True))) + 1
+    storage = np.random.default_rng(seed).standard_normal(size)
+    view = np.lib.stride_tricks.as_strided(storage, tuple(shape), tuple(8 * strides))
+    return storage, view.copy()
+
+
+@settings(deadline=None)
+@given(case=strided_case(), twin=st.sampled_from(["serial", "parallel"]))
+def test_broadcast_maps_and_zips_walk_runs_of_any_layout(case: Any, twin: str) -> None:
+    # ``_run`` merges the trailing dimensions every operand walks evenly into one run;
+    # any layout, broadcast and gap must still give NumPy's values at every output
+    # position, and leave the gaps between them alone.
+    (out_shape, out_strides), ((a_shape, a_strides), (b_shape, b_strides)) = case
+    a, a_logical = _values(a_shape, a_strides, 1)
+    b, b_logical = _values(b_shape, b_strides, 2)
+    size = int(sum((n - 1) * s for n, s in zip(out_shape, out_strides, strict=True))) + 1
+    zipped = tuned.make_zip(ops.add)
+    mapped = tuned.make_map(ops.neg)
+    for kernel, args, expected in [
+        (zipped, (a, a_shape, a_strides, b, b_shape, b_strides), a_logical + b_logical),
+        (mapped, (a, a_shape, a_strides), -a_logical),
+    ]:
+        out = np.full(size, np.nan)
+        getattr(kernel, twin)(out, out_shape, out_strides, *args)
+        view = np.lib.stride_tricks.as_strided(out, tuple(out_shape), tuple(8 * out_strides))
+        np.testing.assert_array_equal(view, np.broadcast_to(expected, tuple(out_shape)))
+        assert np.isnan(out).sum() == size - int(np.prod(out_shape)), "wrote into a gap"
+
+
+@settings(deadline=None)
+@given(
+    shape=st.lists(st.integers(1, 9), min_size=1, max_size=4),
+    data=st.data(),
+    twin=st.sampled_from(["serial", "parallel"]),
+)
+def test_short_folds_and_row_major_folds_match_a_fold_in_order(
+    shape: list[int], data: st.DataObject, twin: str
+) -> None:
+    # Folding at most ``_REDUCE_BLOCKS`` rows of another dimension goes straight into the
+    # output row, and the last dimension of a row-major input by runs at ``i * n``: both
+    # must equal the fold in order from the start value, bit for bit where they fold in
+    # that order (longer folds keep partial sums: close to it).
+    dim = data.draw(st.integers(0, len(shape) - 1))
+    order = data.draw(st.permutations(range(len(shape))))
+    strides = [0] * len(shape)
+    step = 1
+    for d in reversed(order):
+        strides[d] = step
+        step *= shape[d]
+    a, logical = _values(np.array(shape, np.int64), np.array(strides, np.int64), 3)
+    out_shape = list(shape)
+    out_shape[dim] = 1
+    out = np.full(int(np.prod(out_shape)), np.nan)
+    out_strides = np.array([int(np.prod(out_shape[d + 1 :])) for d in range(len(shape))])
+    kernel = tuned.make_reduce(ops.add)
+    getattr(kernel, twin)(
+        out, np.array(out_shape), out_strides, a, np.array(shape), np.array(strides), dim, 0.0
+    )
+    expected = np.zeros(out_shape)
+    for k in range(shape[dim]):
+        expected = expected + np.take(logical, [k], axis=dim)
+    got = out.reshape(out_shape)
+    n = shape[dim]
+    along_rows = dim == len(shape) - 1 or out_shape[-1] == 1  # one fold per output element
+    if n <= tuned._REDUCE_BLOCKS or (along_rows and n < 16):
+        np.testing.assert_array_equal(got, expected)
+    else:
+        np.testing.assert_allclose(got, expected, rtol=1e-13)

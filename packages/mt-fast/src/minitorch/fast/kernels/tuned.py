@@ -109,6 +109,45 @@ def _position(ordinal: int, out_shape: Any, shape: Any, strides: Any) -> Any:
     return position
 
 
+@register_jitable
+def _stride_along(d: int, out_shape: Any, shape: Any, strides: Any) -> Any:
+    """A broadcast operand's stride along the output's dimension ``d`` (0 where it broadcasts)."""
+    e = d - (len(out_shape) - len(shape))
+    if e < 0 or shape[e] == 1:
+        return np.int64(0)
+    return np.int64(strides[e])
+
+
+@register_jitable
+def _run(
+    out_shape: Any, out_strides: Any, a_shape: Any, a_strides: Any, b_shape: Any, b_strides: Any
+) -> Any:
+    """``(row, out_step, a_step, b_step)``: the output's trailing dimensions walked evenly.
+
+    The output's last dimensions (size-1 ones skipped) whose elements lie ``step`` apart
+    in each operand, row after row, are one run of ``row`` elements: ``(6272, 1) / (1,)``
+    is one run of 6272, not 6272 runs of one, and ``(392, 64) * (1,)`` one of 25088; a
+    broadcast operand's step is 0. The kernels find each run's start with ``_position``
+    (divisions) and walk it, so long runs make that arithmetic rare. ``b_shape`` may
+    repeat ``a_shape`` (a map has one operand).
+    """
+    row = np.int64(1)
+    out_step = a_step = b_step = np.int64(0)
+    for d in range(len(out_shape) - 1, -1, -1):
+        n = out_shape[d]
+        if n == 1:
+            continue
+        o = np.int64(out_strides[d])
+        x = _stride_along(d, out_shape, a_shape, a_strides)
+        y = _stride_along(d, out_shape, b_shape, b_strides)
+        if row == 1:
+            out_step, a_step, b_step = o, x, y
+        elif o != out_step * row or x != a_step * row or y != b_step * row:
+            break
+        row *= n
+    return row, out_step, a_step, b_step
+
+
 def make_map(fn: Callable[[float], float]) -> Kernel:
     """Return the kernel pair ``out = fn(in)`` with ``in`` broadcast to ``out``.
 
@@ -156,14 +195,20 @@ def make_map(fn: Callable[[float], float]) -> Kernel:
                     for i in loop(size):
                         out[i] = fn(in_storage[i])
             else:
-                # One parallel task per row of the output's last dimension.
-                row, out_step = _last(out_shape, out_strides)
-                _, in_step = _last(in_shape, in_strides)
+                # One parallel task per run of the output's trailing dimensions (``_run``).
+                row, out_step, in_step, _ = _run(
+                    out_shape, out_strides, in_shape, in_strides, in_shape, in_strides
+                )
                 for r in loop(size // row):
                     o = _position(r * row, out_shape, out_shape, out_strides)
                     j = _position(r * row, out_shape, in_shape, in_strides)
-                    for k in range(row):
-                        out[o + k * out_step] = fn(in_storage[j + k * in_step])
+                    if out_step == 1 and in_step == 1:  # slices: a loop LLVM vectorises
+                        dst, src = out[o : o + row], in_storage[j : j + row]
+                        for k in range(row):
+                            dst[k] = fn(src[k])
+                    else:
+                        for k in range(row):
+                            out[o + k * out_step] = fn(in_storage[j + k * in_step])
 
         return kernel
 
@@ -200,15 +245,21 @@ def make_zip(fn: Callable[[float, float], float]) -> Kernel:
                 for i in loop(size):
                     out[i] = fn(a[i], b[i])
             else:
-                row, out_step = _last(out_shape, out_strides)
-                _, a_step = _last(a_shape, a_strides)
-                _, b_step = _last(b_shape, b_strides)
+                # One parallel task per run of the output's trailing dimensions (``_run``).
+                row, out_step, a_step, b_step = _run(
+                    out_shape, out_strides, a_shape, a_strides, b_shape, b_strides
+                )
                 for r in loop(size // row):
                     o = _position(r * row, out_shape, out_shape, out_strides)
                     ja = _position(r * row, out_shape, a_shape, a_strides)
                     jb = _position(r * row, out_shape, b_shape, b_strides)
-                    for k in range(row):
-                        out[o + k * out_step] = fn(a[ja + k * a_step], b[jb + k * b_step])
+                    if out_step == 1 and a_step == 1 and b_step == 1:  # slices: vectorised
+                        dst, x, y = out[o : o + row], a[ja : ja + row], b[jb : jb + row]
+                        for k in range(row):
+                            dst[k] = fn(x[k], y[k])
+                    else:
+                        for k in range(row):
+                            out[o + k * out_step] = fn(a[ja + k * a_step], b[jb + k * b_step])
 
         return kernel
 
@@ -224,10 +275,12 @@ def make_reduce(fn: Callable[[float, float], float]) -> Kernel:
     Reducing the last dimension, each output element folds a run of ``a``; over unit
     stride it keeps eight partial folds, so consecutive steps do not wait on each other
     and LLVM can vectorise them (Numba does not pass fast-math flags into parallel loop
-    bodies, so it cannot reorder a single running fold). Reducing any other dimension, each
-    parallel task folds a block of whole rows of ``a`` into a partial row (streaming memory
-    in order), and the partials are combined in block order. ``fn`` must be associative
-    (add, mul, max); the fold order is fixed, so results are deterministic.
+    bodies, so it cannot reorder a single running fold). Reducing any other dimension of
+    at most ``_REDUCE_BLOCKS``, each task folds the rows of one output row into it, in
+    order; of a longer one, each parallel task folds a block of whole rows of ``a`` into a
+    partial row (streaming memory in order), and the partials are combined in block order.
+    ``fn`` must be associative (add, mul, max); the fold order is fixed, so results are
+    deterministic.
     """
     fn = jit_scalar(fn)
 
@@ -246,10 +299,21 @@ def make_reduce(fn: Callable[[float, float], float]) -> Kernel:
                 for i in loop(size):
                     out[_position(i, out_shape, out_shape, out_strides)] = start
             elif dim == nd - 1 or row == 1:
+                # Both row-major and folding the last dimension: output i folds the run at
+                # i * n (no index arithmetic per output, which cost more than a short fold).
+                flat = (
+                    dim == nd - 1
+                    and is_contiguous_layout(a_shape, a_strides)
+                    and is_contiguous_layout(out_shape, out_strides)
+                )
                 for i in loop(size):
                     # The reduced dimension has size 1 in the output: index 0 in ``a``.
-                    o = _position(i, out_shape, out_shape, out_strides)
-                    j = _position(i, out_shape, a_shape, a_strides)
+                    if flat:  # (a parallel loop's index is unsigned: int64 keeps o an int)
+                        o = np.int64(i)
+                        j = o * n
+                    else:
+                        o = _position(i, out_shape, out_shape, out_strides)
+                        j = _position(i, out_shape, a_shape, a_strides)
                     k = 0
                     acc = start
                     if step == 1 and n >= 16:
@@ -270,6 +334,29 @@ def make_reduce(fn: Callable[[float, float], float]) -> Kernel:
                     for r in range(k, n):
                         acc = fn(acc, a[j + r * step])
                     out[o] = acc
+            elif n <= _REDUCE_BLOCKS:
+                # A few rows to fold (a pooling window's rows): each task folds them into its
+                # output row in order, start first, which is what the blocks below compute
+                # with one row each, without their buffer and second parallel loop.
+                _, a_step = _last(a_shape, a_strides)
+                for t in loop(size // row):
+                    j = _position(t * row, out_shape, a_shape, a_strides)
+                    o = _position(t * row, out_shape, out_shape, out_strides)
+                    if a_step == 1 and out_step == 1:
+                        mine = out[o : o + row]  # slices index without Numba's checks
+                        first = a[j : j + row]
+                        for c in range(row):
+                            mine[c] = fn(start, first[c])
+                        for k in range(1, n):
+                            src = a[j + k * step : j + k * step + row]
+                            for c in range(row):
+                                mine[c] = fn(mine[c], src[c])
+                    else:
+                        for c in range(row):
+                            acc = fn(start, a[j + c * a_step])
+                            for k in range(1, n):
+                                acc = fn(acc, a[j + k * step + c * a_step])
+                            out[o + c * out_step] = acc
             else:
                 # Split the reduced dimension into a fixed number of blocks (not the thread
                 # count, so results never depend on it); each task streams whole rows of ``a``
