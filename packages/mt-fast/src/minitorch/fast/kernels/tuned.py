@@ -548,11 +548,18 @@ def _build_matmul_blocked(shape: microkernel.Shape) -> Callable[[Any], Any]:
             batches, m, n = out_shape[0], out_shape[1], out_shape[2]
             x_tasks = x_n * _pack_groups(m, rows, inner, x_s[2])
             y_tasks = y_n * _pack_groups(n, cols, inner, y_s[2])
+            # X's and Y's tasks taken in turns (the threads split the loop into equal
+            # ranges: one after the other, one thread got most of the larger tasks).
+            pairs = min(x_tasks, y_tasks)
             for t in loop(x_tasks + y_tasks):
-                if t < x_tasks:
-                    _pack_task(a, x, t, m, inner, x_s[0], x_s[1], x_s[2], rows)
+                if t < 2 * pairs:
+                    on_x, u = t % 2 == 0, t // 2
                 else:
-                    _pack_task(b, y, t - x_tasks, n, inner, y_s[0], y_s[1], y_s[2], cols)
+                    on_x, u = x_tasks > y_tasks, t - pairs
+                if on_x:
+                    _pack_task(a, x, u, m, inner, x_s[0], x_s[1], x_s[2], rows)
+                else:
+                    _pack_task(b, y, u, n, inner, y_s[0], y_s[1], y_s[2], cols)
             o_b, o_i, o_j = out_strides[0], out_strides[1], out_strides[2]
             # Tasks of at most ``tall`` panels by ``_BLOCK_N`` columns, the
             # panels shared out evenly between them (1024 rows are 15 tasks of 11 or 12
