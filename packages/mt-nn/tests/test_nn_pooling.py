@@ -217,3 +217,22 @@ def test_maxpool2d_gives_a_nans_window_gradient_to_the_nan(backend) -> None:
     tx = torch.tensor(x, requires_grad=True)
     torch.nn.functional.max_pool2d(tx, 2).sum().backward()
     assert tx.grad.tolist() == expected
+
+
+def test_avgpool2d_of_values_whose_sum_overflows_matches_torch(torch_ref, backend) -> None:
+    # The product's finiteness check adds the means up first: finite means near the
+    # largest double overflow that sum to inf, and must still be pooled (and their
+    # gradient spread) as PyTorch does, not as if the input held an infinity. (A window's
+    # own sum stays finite here: PyTorch adds before it divides.)
+    torch = torch_ref.torch
+    x = np.full((2, 3, 4, 4), 4e307) * (1.0 + np.arange(96).reshape(2, 3, 4, 4) / 1000)
+    g = np.full((2, 3, 2, 2), 1.7e308)
+    tx = torch.from_numpy(x).requires_grad_(True)
+    expected = torch.nn.functional.avg_pool2d(tx, (2, 2))
+    expected.backward(torch.from_numpy(g))
+    mx = from_numpy(x, backend).requires_grad_(True)
+    out = nn.avgpool2d(mx, (2, 2))
+    out.backward(from_numpy(g, backend))
+    assert np.isfinite(out.to_numpy()).all()
+    np.testing.assert_allclose(out.to_numpy(), expected.detach().numpy(), rtol=1e-15)
+    np.testing.assert_allclose(mx.grad.to_numpy(), tx.grad.numpy(), rtol=1e-15)
