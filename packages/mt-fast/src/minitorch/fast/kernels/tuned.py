@@ -548,14 +548,15 @@ def _build_matmul_blocked(shape: microkernel.Shape) -> Callable[[Any], Any]:
             batches, m, n = out_shape[0], out_shape[1], out_shape[2]
             x_tasks = x_n * _pack_groups(m, rows, inner, x_s[2])
             y_tasks = y_n * _pack_groups(n, cols, inner, y_s[2])
-            # X's and Y's tasks taken in turns (the threads split the loop into equal
-            # ranges: one after the other, one thread got most of the larger tasks).
-            pairs = min(x_tasks, y_tasks)
-            for t in loop(x_tasks + y_tasks):
-                if t < 2 * pairs:
-                    on_x, u = t % 2 == 0, t // 2
-                else:
-                    on_x, u = x_tasks > y_tasks, t - pairs
+            # X's and Y's tasks spread evenly over the loop (the threads split it into
+            # equal ranges, so each range gets its share of each kind: one after the
+            # other, or in turns while both last, one thread got most of the larger ones).
+            # Task t is X's when the count of X's tasks before t + 1 steps up.
+            total = x_tasks + y_tasks
+            for t in loop(total):
+                before = t * x_tasks // total  # X's tasks among the first t
+                on_x = (t + 1) * x_tasks // total > before
+                u = before if on_x else t - before
                 if on_x:
                     _pack_task(a, x, u, m, inner, x_s[0], x_s[1], x_s[2], rows)
                 else:
