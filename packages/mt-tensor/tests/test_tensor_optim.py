@@ -68,6 +68,31 @@ def test_sgd_momentum_two_steps_by_hand():
     np.testing.assert_allclose(square_step(opt, p), [0.46])
 
 
+def test_sgd_steps_with_momentum_and_decay_equal_numpys_bit_for_bit():
+    """The step is written into each parameter's storage (``x -= lr * v``, one zip): the
+    values are those of ``x - lr * v`` with ``v = momentum * v + (g + decay * x)``, in
+    NumPy, to the last bit, over three steps (a view of the weight sees each)."""
+    rng = np.random.default_rng(4)
+    w = Parameter(tensor(rng.normal(size=(3, 4)).tolist()))
+    b = Parameter(tensor(rng.normal(size=4).tolist()))
+    view = w.value.permute(1, 0)
+    opt = SGD([w, b], lr=0.05, momentum=0.9, weight_decay=0.01)
+    velocity = [None, None]
+    for _ in range(3):
+        opt.zero_grad()
+        ((w.value * w.value * w.value).sum() + (w.value.sum(0) * b.value).sum()).backward()
+        expected = []
+        for i, p in enumerate((w, b)):
+            x, g = p.value.to_numpy().copy(), p.value.grad.to_numpy()
+            d = g + x * 0.01
+            velocity[i] = d if velocity[i] is None else velocity[i] * 0.9 + d
+            expected.append(x - velocity[i] * 0.05)
+        opt.step()
+        np.testing.assert_array_equal(w.value.to_numpy(), expected[0])
+        np.testing.assert_array_equal(b.value.to_numpy(), expected[1])
+        np.testing.assert_array_equal(view.to_numpy(), expected[0].T)
+
+
 def test_adam_one_step_by_hand():
     # First step: m_hat = g, v_hat = g^2, so x <- x - lr * g / (|g| + eps).
     p = Parameter(tensor([1.0, -2.0]))

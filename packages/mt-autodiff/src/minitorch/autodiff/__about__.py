@@ -1,3 +1,3 @@
 """Version of mt-autodiff (read by hatchling)."""
 
-__version__ = "0.5.0"
+__version__ = "0.5.1"

@@ -88,12 +88,17 @@ class Optimizer:
                 g = getattr(value, "grad", None)
                 if g is None:
                     continue
-                new = self._update(i, value.detach(), g)
-                if hasattr(value, "copy_"):
-                    value.copy_(new)  # in place: the same tensor, its grad and its views
-                else:
-                    p.update(new)
-                    p.value.grad = g
+                self._step_one(i, p, g)
+
+    def _step_one(self, index: int, p: Parameter, grad: Any) -> None:
+        """Move one parameter: ``_update``'s new value, copied in place where it can be."""
+        value = p.value
+        new = self._update(index, value.detach(), grad)
+        if hasattr(value, "copy_"):
+            value.copy_(new)  # in place: the same tensor, its grad and its views
+        else:
+            p.update(new)
+            p.value.grad = grad
 
     def _update(self, index: int, data: Any, grad: Any) -> Any:
         raise NotImplementedError
@@ -128,7 +133,8 @@ class SGD(Optimizer):
         self.weight_decay = _in_range("weight_decay", weight_decay, 0.0, math.inf, False)
         self._velocity: dict[int, Any] = {}
 
-    def _update(self, index: int, data: Any, grad: Any) -> Any:
+    def _direction(self, index: int, data: Any, grad: Any) -> Any:
+        """``v`` of the step ``x - lr * v``: the gradient, with weight decay and momentum."""
         if self.weight_decay:
             grad = _decayed(grad, data, self.weight_decay)
         if self.momentum:
@@ -136,7 +142,17 @@ class SGD(Optimizer):
             v = grad if v is None else v * self.momentum + grad
             self._velocity[index] = v
             grad = v
-        return data - grad * self.lr
+        return grad
+
+    def _update(self, index: int, data: Any, grad: Any) -> Any:
+        return data - self._direction(index, data, grad) * self.lr
+
+    def _step_one(self, index: int, p: Parameter, grad: Any) -> None:
+        value = p.value
+        if hasattr(value, "sub_"):  # a Tensor: x -= lr * v in its own storage, one pass
+            value.sub_(self._direction(index, value.detach(), grad), alpha=self.lr)
+        else:
+            super()._step_one(index, p, grad)
 
 
 class Adam(Optimizer):

@@ -1,3 +1,3 @@
 """Version of mt-fast (read by hatchling)."""
 
-__version__ = "0.5.5"
+__version__ = "0.5.6"

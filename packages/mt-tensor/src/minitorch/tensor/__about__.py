@@ -1,3 +1,3 @@
 """Version of mt-tensor (read by hatchling)."""
 
-__version__ = "0.7.2"
+__version__ = "0.7.3"

@@ -26,6 +26,7 @@ from .backends.protocol import (
     check_same_device,
     map_into,
     matmul_shape,
+    zip_into,
 )
 from .backends.registry import (
     available_backends,
@@ -166,6 +167,7 @@ __all__ = [
     "tensor",
     "to_index",
     "zeros",
+    "zip_into",
 ]
 
 

@@ -26,7 +26,7 @@ from minitorch.autodiff import is_grad_enabled
 from .autograd import engine
 from .backends.protocol import _const
 from .seeds import Seed, seeded_rng
-from .tensor_data import TensorData, short_repr
+from .tensor_data import TensorData, broadcasts_to, short_repr
 
 if TYPE_CHECKING:
     from .tensor import Tensor
@@ -98,13 +98,21 @@ def _write(t: Tensor, op: str, src: Tensor) -> Tensor:
 
 
 def arithmetic_(
-    t: Tensor, op: str, other: Tensor, compute: Callable[[Tensor, Tensor], Tensor]
+    t: Tensor,
+    op: str,
+    other: Tensor,
+    compute: Callable[[Tensor, Tensor], Tensor],
+    into: Callable[[Tensor, Tensor, Tensor], Any] | None = None,
 ) -> Tensor:
     """``t op= other`` in place: ``compute(t, other)``, written into ``t``'s storage; return ``t``.
 
-    The result is computed into a new buffer first, so an ``other`` that overlaps ``t``
-    (``x += x.T``) reads the old values. The storage's version counter moves (a graph that
-    saved ``t`` refuses its backward), and every view of the storage sees the new values.
+    ``into(x, y, out)``, if given, writes what ``compute(x, y)`` returns straight into
+    ``out`` (a zip with ``out=``). It is used when that is safe: ``t`` contiguous (no two
+    elements share memory), ``other`` broadcasting to ``t``'s shape and sharing no memory
+    with it. Otherwise the result is computed into a new buffer first and copied, so an
+    ``other`` that overlaps ``t`` (``x += x.T``) reads the old values. Either way the
+    storage's version counter moves (a graph that saved ``t`` refuses its backward), and
+    every view of the storage sees the new values.
 
     Raises:
         RuntimeError: outside ``no_grad()`` on a leaf that requires grad (PyTorch's
@@ -121,6 +129,14 @@ def arithmetic_(
         )
     engine.check_in_place(t, op)
     check_writable(t, op)
+    if (
+        into is not None
+        and t.is_contiguous()
+        and (other.shape == t.shape or broadcasts_to(other.shape, t.shape))
+        and not may_alias(t, other)
+    ):
+        into(t.detach(), other.detach(), t)  # one pass, no buffer: the version moves
+        return t
     result = compute(t.detach(), other.detach())
     if result.shape != t.shape:
         raise RuntimeError(
@@ -138,13 +154,26 @@ def operator_(
 
     With ``alpha``, the method also takes ``alpha`` (``t.add_(b, alpha=2)``: ``t + 2 * b``).
     """
+    into = _INTO.get(compute.__name__)
 
     def scaled(t: Tensor, b: Any, *, alpha: float = 1.0) -> Tensor:
         scale = float(alpha)
-        return arithmetic_(t, op, t._ensure_tensor(b), lambda x, y: compute(x, y * scale))
+        return arithmetic_(
+            t,
+            op,
+            t._ensure_tensor(b),
+            lambda x, y: compute(x, y * scale),
+            None if into is None else lambda x, y, out: into(x, y, out, scale),
+        )
 
     def plain(t: Tensor, b: Any) -> Tensor:
-        return arithmetic_(t, op, t._ensure_tensor(b), compute)
+        return arithmetic_(
+            t,
+            op,
+            t._ensure_tensor(b),
+            compute,
+            None if into is None else lambda x, y, out: into(x, y, out, 1.0),
+        )
 
     symbol = _SYMBOL[compute.__name__]
     method: Callable[..., Tensor] = scaled if alpha else plain
@@ -153,6 +182,39 @@ def operator_(
     method.__doc__ = f"``{op}``: {what} in place; return self (errors: ``inplace.arithmetic_``)."
     return method
 
+
+def _scaled(y: Tensor, scale: float) -> Tensor:
+    """``y * scale`` on ``y``'s backend (``y`` itself for 1: the same values)."""
+    if scale == 1.0:
+        return y
+    return y.backend.mul_zip(y, _const(y, scale, ()))
+
+
+def _add_into(x: Tensor, y: Tensor, out: Tensor, scale: float) -> Any:
+    return x.backend.add_zip(x, _scaled(y, scale), out)
+
+
+def _sub_into(x: Tensor, y: Tensor, out: Tensor, scale: float) -> Any:
+    # x - s * y is x + (-s) * y, bit for bit: negation is exact and rounding symmetric.
+    minus = y.backend.neg_map(y) if scale == 1.0 else _scaled(y, -scale)
+    return x.backend.add_zip(x, minus, out)
+
+
+def _mul_into(x: Tensor, y: Tensor, out: Tensor, scale: float) -> Any:
+    return x.backend.mul_zip(x, _scaled(y, scale), out)
+
+
+def _div_into(x: Tensor, y: Tensor, out: Tensor, scale: float) -> Any:
+    return x.backend.div_zip(x, _scaled(y, scale), out)
+
+
+_INTO: dict[str, Callable[[Tensor, Tensor, Tensor, float], Any]] = {
+    "add": _add_into,
+    "sub": _sub_into,
+    "mul": _mul_into,
+    "truediv": _div_into,
+}
+"""The zip that writes ``x op (scale * y)`` into ``out``, by the operator's name."""
 
 _DUNDER = {"+=": "__iadd__", "-=": "__isub__", "*=": "__imul__", "/=": "__itruediv__"}
 _SYMBOL = {"add": "+", "sub": "-", "mul": "*", "truediv": "/"}

@@ -38,7 +38,7 @@ from .backends.simple import SimpleBackend, SimpleOps
 from .creation import from_numpy, ones, rand, zeros
 from .functions import RPow
 from .tensor import Tensor
-from .tensor_data import IndexingError, broadcasts_to
+from .tensor_data import IndexingError, TensorData, broadcasts_to
 from .torch_compat import MaxResult
 
 __all__ = [
@@ -60,6 +60,18 @@ __all__ = [
 ]
 
 Array = npt.NDArray[np.float64]
+
+_IN_PLACE_FORMS: dict[str, tuple[Callable[[Any, Any], Any], Callable[[Any, Any], Any] | None]] = {
+    "+=": (operator.add, operator.iadd),
+    "-=": (operator.sub, operator.isub),
+    "*=": (operator.mul, operator.imul),
+    "/=": (operator.truediv, operator.itruediv),
+    "add_": (operator.add, None),
+    "sub_": (operator.sub, None),
+    "mul_": (operator.mul, None),
+    "div_": (operator.truediv, None),
+}
+"""In-place forms: the operation out of place, and the augmented assignment (None: a method)."""
 
 small_floats = st.floats(min_value=-100, max_value=100, allow_nan=False, allow_infinity=False)
 """Floats in ``[-100, 100]``: the domain on which every catalogue function is well defined."""
@@ -1077,6 +1089,105 @@ class BackendSuite:
         assert str(a.shape) in str(err.value), err.value
         assert str(out.shape) in str(err.value), err.value
         np.testing.assert_array_equal(out.to_numpy(), before)
+
+    def _draw_broadcasting_to(
+        self, data: st.DataObject, shape: tuple[int, ...], label: str
+    ) -> Tensor:
+        """A tensor whose shape broadcasts to ``shape``: a suffix of it, some sizes 1."""
+        k = data.draw(st.integers(0, len(shape)), label=f"{label}: leading dims dropped")
+        ones = data.draw(
+            st.lists(st.booleans(), min_size=len(shape) - k, max_size=len(shape) - k),
+            label=f"{label}: dims of size 1",
+        )
+        own = tuple(1 if one else n for one, n in zip(ones, shape[k:], strict=True))
+        return self.draw_tensor(data, own, label=label)
+
+    @pytest.mark.task2_3
+    @given(data=st.data())
+    def test_zip_into_writes_the_callers_tensor(self, data: st.DataObject) -> None:
+        """``zip(fn)(a, b, out)`` writes ``fn`` of the broadcast pair into ``out``'s storage.
+
+        ``out`` may be contiguous or strided, and ``a`` may be ``out`` itself (``x += y``).
+        The version moves once; a pair that does not broadcast to ``out`` raises an
+        IndexingError naming the shapes and leaves ``out`` (and its version) as they were.
+        """
+        out = self.draw_tensor(data, label="out")
+        itself = data.draw(st.booleans(), label="a is out")
+        a = out if itself else self._draw_broadcasting_to(data, out.shape, "a")
+        b = self._draw_broadcasting_to(data, out.shape, "b")
+        expected = np.broadcast_to(a.to_numpy() + b.to_numpy(), out.shape).copy()
+        storage, before = out.tensor_data.storage, out.version
+        assert self.backend.add_zip(a, b, out) is out
+        np.testing.assert_array_equal(out.to_numpy(), expected)
+        assert out.tensor_data.storage is storage
+        assert out.version == before + 1
+        extra = data.draw(st.integers(2, 3), label="extra leading size")
+        wide = self.draw_tensor(data, (extra, *out.shape), label="wide")
+        with pytest.raises(IndexingError) as err:
+            self.backend.mul_zip(out, wide, out)
+        assert str(wide.shape) in str(err.value), err.value
+        assert str(out.shape) in str(err.value), err.value
+        np.testing.assert_array_equal(out.to_numpy(), expected)
+        assert out.version == before + 1
+
+    @pytest.mark.task2_3
+    @given(data=st.data())
+    def test_in_place_arithmetic_equals_the_operation_out_of_place(
+        self, data: st.DataObject
+    ) -> None:
+        """``t += y``, ``t.sub_(y, alpha=a)`` and the others: ``t op a * y``, bit for bit.
+
+        Into ``t``'s own storage (a zip straight into a contiguous ``t``; a copy of the
+        result into a strided one), its version moved once, for an operand of ``t``'s
+        shape, one that broadcasts to it, a number, or ``t`` itself and its transpose
+        (which overlap ``t``: they must be read before ``t`` is written).
+        """
+        t = self.draw_tensor(data, label="t")
+        kind = data.draw(
+            st.sampled_from(["tensor", "number", "itself", "transpose"]), label="operand"
+        )
+        other: Any
+        if kind == "tensor":
+            other = self._draw_broadcasting_to(data, t.shape, "other")
+        elif kind == "number":
+            other = data.draw(small_floats, label="number")
+        elif kind == "itself":
+            other = t
+        else:
+            side = data.draw(st.integers(1, 3), label="side")
+            t = self.draw_tensor(data, (side, side), label="square t")
+            other = t.permute(1, 0)
+        form = data.draw(st.sampled_from(list(_IN_PLACE_FORMS)), label="form")
+        alpha = 1.0
+        if form in ("add_", "sub_"):
+            alpha = data.draw(st.sampled_from([1.0, 2.0, -0.5, 0.1]), label="alpha")
+        compute, write = _IN_PLACE_FORMS[form]
+        expected = compute(t, other * alpha if alpha != 1.0 else other).to_numpy()
+        storage, before = t.tensor_data.storage, t.version
+        if write is not None:
+            result = write(t, other)
+        elif form in ("add_", "sub_"):
+            result = getattr(t, form)(other, alpha=alpha)
+        else:
+            result = getattr(t, form)(other)
+        assert result is t
+        np.testing.assert_array_equal(t.to_numpy(), expected)
+        assert t.tensor_data.storage is storage
+        assert t.version == before + 1
+
+    @pytest.mark.task2_3
+    def test_in_place_arithmetic_where_elements_share_memory_reads_the_old_values(self) -> None:
+        """A view whose rows overlap (shape (3, 2), strides (1, 1)): ``t += 1`` is ``old + 1``.
+
+        Each element is computed from the values before the write; a zip straight into
+        ``t`` would add to a location two elements share twice.
+        """
+        t = Tensor(TensorData(np.arange(1.0, 5.0), (3, 2), (1, 1)), backend=self.backend)
+        old = t.to_numpy().copy()  # (a view of the storage on a host backend)
+        t += 1.0
+        np.testing.assert_array_equal(t.to_numpy(), old + 1.0)
+        t.mul_(t.detach().contiguous())  # an operand of the old values, in its own buffer
+        np.testing.assert_array_equal(t.to_numpy(), (old + 1.0) ** 2)
 
     @pytest.mark.task2_3
     @given(data=st.data())

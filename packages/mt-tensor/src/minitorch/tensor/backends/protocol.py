@@ -41,11 +41,13 @@ __all__ = [
     "TensorBackend",
     "TensorOps",
     "ZipKernel",
+    "ZipProto",
     "check_same_device",
     "expand",
     "map_into",
     "matmul_shape",
     "on_backend",
+    "zip_into",
 ]
 
 MapKernel = Callable[..., None]
@@ -61,6 +63,14 @@ class MapProto(Protocol):
 
     def __call__(self, a: Tensor, out: Tensor | None = ..., /) -> Tensor:
         """Apply elementwise, writing into ``out`` if given (``a`` broadcasts to it)."""
+        ...
+
+
+class ZipProto(Protocol):
+    """A zipped operation: ``f(a, b, out=None) -> Tensor``."""
+
+    def __call__(self, a: Tensor, b: Tensor, out: Tensor | None = ..., /) -> Tensor:
+        """Apply to broadcast pairs, writing into ``out`` if given (both broadcast to it)."""
         ...
 
 
@@ -190,13 +200,15 @@ class TensorOps:
         return apply
 
     @classmethod
-    def zip(cls, fn: Callable[[float, float], float]) -> Callable[[Tensor, Tensor], Tensor]:
-        """Lift a two-argument ``fn`` to broadcast pairs of tensors."""
+    def zip(cls, fn: Callable[[float, float], float]) -> ZipProto:
+        """Lift a two-argument ``fn`` to broadcast pairs: ``zip(fn)(a, b, out=None)``."""
         kernel = cls.zip_kernel(fn)
         # numpy's own allocator when the backend keeps the default (one Python call less).
         empty = np.empty if cls.storage_empty is TensorOps.storage_empty else cls.storage_empty
 
-        def apply(a: Tensor, b: Tensor) -> Tensor:
+        def apply(a: Tensor, b: Tensor, out: Tensor | None = None) -> Tensor:
+            if out is not None:
+                return zip_into(kernel, a, b, out)
             # ``_output`` written out, on every binary operation's path. Speed: about 15%
             # of a one-element ``a + b`` (MiniTorch's tensor benchmark).
             ta, tb = a._tensor, b._tensor
@@ -206,9 +218,9 @@ class TensorOps:
             else:
                 shape = shape_broadcast(shape, tb.shape)
                 size = prod(shape)
-            out = TensorData._fresh(empty(size), shape, size)
-            kernel(*out.tuple(), *ta.tuple(), *tb.tuple())
-            return type(a)._constant(out, a.backend)
+            td = TensorData._fresh(empty(size), shape, size)
+            kernel(*td.tuple(), *ta.tuple(), *tb.tuple())
+            return type(a)._constant(td, a.backend)
 
         return apply
 
@@ -264,6 +276,30 @@ def map_into(kernel: MapKernel, a: Tensor, out: Tensor) -> Tensor:
         )
     out.tensor_data.version_counter.bump()
     kernel(*out.tuple(), *a.tuple())
+    return out
+
+
+def zip_into(kernel: ZipKernel, a: Tensor, b: Tensor, out: Tensor) -> Tensor:
+    """Run a zip ``kernel`` of ``a`` and ``b`` into the caller's tensor ``out`` (in place).
+
+    ``out`` may be ``a`` or ``b`` itself (``x += y`` is ``add(x, y, out=x)``): each element
+    is read before it is written. Another operand that shares memory with ``out`` would
+    read values already overwritten: copy it first (as ``Tensor.add_`` and the other
+    in-place operations do).
+
+    Raises:
+        IndexingError: naming the three shapes, if ``a`` or ``b`` does not broadcast to
+            ``out``'s shape.
+    """
+    shape = out.shape
+    for x in (a, b):
+        if x.shape != shape and not broadcasts_to(x.shape, shape):
+            raise IndexingError(
+                f"zip: inputs of shapes {a.shape} and {b.shape} do not both broadcast to "
+                f"the output's shape {shape}"
+            )
+    out.tensor_data.version_counter.bump()
+    kernel(*out.tuple(), *a.tuple(), *b.tuple())
     return out
 
 
