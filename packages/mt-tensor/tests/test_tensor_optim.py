@@ -93,6 +93,31 @@ def test_sgd_steps_with_momentum_and_decay_equal_numpys_bit_for_bit():
         np.testing.assert_array_equal(view.to_numpy(), expected[0].T)
 
 
+def test_adam_steps_with_decay_equal_numpys_bit_for_bit():
+    """Adam's step goes through the same ``sub_`` as SGD's: its values are NumPy's on the
+    same formula, to the last bit, over three steps, in the same tensor (a view sees them)."""
+    rng = np.random.default_rng(5)
+    p = Parameter(tensor(rng.normal(size=(2, 3)).tolist()))
+    x0 = p.value
+    view = p.value.permute(1, 0)
+    b1, b2, lr, eps, wd = 0.9, 0.999, 0.01, 1e-8, 0.1
+    opt = Adam([p], lr=lr, betas=(b1, b2), eps=eps, weight_decay=wd)
+    m = v = None
+    for t in (1, 2, 3):
+        opt.zero_grad()
+        (p.value * p.value * p.value).sum().backward()
+        x, g = p.value.to_numpy().copy(), p.value.grad.to_numpy()
+        g = g + x * wd
+        m = g * (1.0 - b1) if m is None else m * b1 + g * (1.0 - b1)
+        v = g * g * (1.0 - b2) if v is None else v * b2 + g * g * (1.0 - b2)
+        m_hat, v_hat = m * (1.0 / (1.0 - b1**t)), v * (1.0 / (1.0 - b2**t))
+        expected = x - m_hat * lr / (np.sqrt(v_hat) + eps)
+        opt.step()
+        assert p.value is x0
+        np.testing.assert_array_equal(p.value.to_numpy(), expected)
+        np.testing.assert_array_equal(view.to_numpy(), expected.T)
+
+
 def test_adam_one_step_by_hand():
     # First step: m_hat = g, v_hat = g^2, so x <- x - lr * g / (|g| + eps).
     p = Parameter(tensor([1.0, -2.0]))

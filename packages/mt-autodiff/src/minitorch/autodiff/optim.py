@@ -2,11 +2,13 @@
 
 They work on any ``Parameter`` whose value has ``grad`` (None until a backward pass),
 ``detach()`` and ``zero_grad_()``: a Scalar (whose ``grad`` is a float) or a Tensor (whose
-``grad`` is a Tensor). The update is computed with the value type's own arithmetic under
-``no_grad()``. A value with ``copy_`` (a Tensor) is written in place, as PyTorch's
-optimizers write: every reference to it sees the step, and its ``grad`` stays until
-``zero_grad()``. Another value (a Scalar) is replaced with ``Parameter.update`` and keeps
-its derivative the same way.
+``grad`` is a Tensor). Each optimizer gives a parameter's step as ``(d, scale)``: the
+value moves to ``x - scale * d``, computed with the value type's own arithmetic under
+``no_grad()``. A value with ``sub_`` (a Tensor) takes it in place, ``x.sub_(d,
+alpha=scale)``, one pass into its storage, as PyTorch's optimizers write: every reference
+to it sees the step, and its ``grad`` stays until ``zero_grad()``; one with only ``copy_``
+gets the new value copied in. Another value (a Scalar) is replaced with
+``Parameter.update`` and keeps its derivative the same way.
 """
 
 from __future__ import annotations
@@ -88,19 +90,20 @@ class Optimizer:
                 g = getattr(value, "grad", None)
                 if g is None:
                     continue
-                self._step_one(i, p, g)
+                data = value.detach()
+                d, scale = self._direction(i, data, g)
+                if hasattr(value, "sub_"):  # a Tensor: x -= scale * d in its storage, one pass
+                    value.sub_(d, alpha=scale)
+                    continue
+                new = data - (d if scale == 1.0 else d * scale)
+                if hasattr(value, "copy_"):
+                    value.copy_(new)  # in place: the same tensor, its grad and its views
+                else:
+                    p.update(new)
+                    p.value.grad = g
 
-    def _step_one(self, index: int, p: Parameter, grad: Any) -> None:
-        """Move one parameter: ``_update``'s new value, copied in place where it can be."""
-        value = p.value
-        new = self._update(index, value.detach(), grad)
-        if hasattr(value, "copy_"):
-            value.copy_(new)  # in place: the same tensor, its grad and its views
-        else:
-            p.update(new)
-            p.value.grad = grad
-
-    def _update(self, index: int, data: Any, grad: Any) -> Any:
+    def _direction(self, index: int, data: Any, grad: Any) -> tuple[Any, float]:
+        """The step of parameter ``index``: ``(d, scale)``, it moves to ``data - scale * d``."""
         raise NotImplementedError
 
 
@@ -133,8 +136,8 @@ class SGD(Optimizer):
         self.weight_decay = _in_range("weight_decay", weight_decay, 0.0, math.inf, False)
         self._velocity: dict[int, Any] = {}
 
-    def _direction(self, index: int, data: Any, grad: Any) -> Any:
-        """``v`` of the step ``x - lr * v``: the gradient, with weight decay and momentum."""
+    def _direction(self, index: int, data: Any, grad: Any) -> tuple[Any, float]:
+        """``(v, lr)``: the gradient with weight decay and momentum, scaled by ``lr``."""
         if self.weight_decay:
             grad = _decayed(grad, data, self.weight_decay)
         if self.momentum:
@@ -142,17 +145,7 @@ class SGD(Optimizer):
             v = grad if v is None else v * self.momentum + grad
             self._velocity[index] = v
             grad = v
-        return grad
-
-    def _update(self, index: int, data: Any, grad: Any) -> Any:
-        return data - self._direction(index, data, grad) * self.lr
-
-    def _step_one(self, index: int, p: Parameter, grad: Any) -> None:
-        value = p.value
-        if hasattr(value, "sub_"):  # a Tensor: x -= lr * v in its own storage, one pass
-            value.sub_(self._direction(index, value.detach(), grad), alpha=self.lr)
-        else:
-            super()._step_one(index, p, grad)
+        return grad, self.lr
 
 
 class Adam(Optimizer):
@@ -192,7 +185,8 @@ class Adam(Optimizer):
         self._v: dict[int, Any] = {}
         self._t: dict[int, int] = {}
 
-    def _update(self, index: int, data: Any, grad: Any) -> Any:
+    def _direction(self, index: int, data: Any, grad: Any) -> tuple[Any, float]:
+        """``(lr * m_hat / (sqrt(v_hat) + eps), 1)``, the moments updated with ``grad``."""
         if self.weight_decay:
             grad = _decayed(grad, data, self.weight_decay)
         b1, b2 = self.betas
@@ -205,4 +199,4 @@ class Adam(Optimizer):
         self._m[index], self._v[index] = m, v
         m_hat = m * (1.0 / (1.0 - b1**t))
         v_hat = v * (1.0 / (1.0 - b2**t))
-        return data - m_hat * self.lr / (_sqrt(v_hat) + self.eps)
+        return m_hat * self.lr / (_sqrt(v_hat) + self.eps), 1.0

@@ -55,6 +55,7 @@ __all__ = [
     "pow_reference",
     "shaped_pairs",
     "shapes",
+    "shapes_broadcasting_to",
     "small_floats",
     "tensors",
 ]
@@ -85,6 +86,19 @@ def shapes(
 
 
 @st.composite
+def shapes_broadcasting_to(
+    draw: st.DrawFn, target: tuple[int, ...], min_dims: int = 0
+) -> tuple[int, ...]:
+    """A shape that broadcasts to ``target``: trailing dimensions of it, some sizes 1.
+
+    At least ``min_dims`` of them: with 0, ``()`` is one.
+    """
+    k = draw(st.integers(min(min_dims, len(target)), len(target)))
+    tail = target[len(target) - k :]
+    return tuple(1 if s == 1 else draw(st.sampled_from((s, 1))) for s in tail)
+
+
+@st.composite
 def broadcastable_shapes(
     draw: st.DrawFn, max_dims: int = 4, max_size: int = 4
 ) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -94,12 +108,7 @@ def broadcastable_shapes(
     and replaces some sizes by 1.
     """
     target = draw(shapes(max_dims, max_size))
-
-    def part() -> tuple[int, ...]:
-        k = draw(st.integers(1, len(target)))
-        return tuple(1 if s == 1 else draw(st.sampled_from((s, 1))) for s in target[-k:])
-
-    a, b = part(), part()
+    a, b = draw(shapes_broadcasting_to(target, 1)), draw(shapes_broadcasting_to(target, 1))
     assume(a != b)
     return a, b
 
@@ -1093,13 +1102,8 @@ class BackendSuite:
     def _draw_broadcasting_to(
         self, data: st.DataObject, shape: tuple[int, ...], label: str
     ) -> Tensor:
-        """A tensor whose shape broadcasts to ``shape``: a suffix of it, some sizes 1."""
-        k = data.draw(st.integers(0, len(shape)), label=f"{label}: leading dims dropped")
-        ones = data.draw(
-            st.lists(st.booleans(), min_size=len(shape) - k, max_size=len(shape) - k),
-            label=f"{label}: dims of size 1",
-        )
-        own = tuple(1 if one else n for one, n in zip(ones, shape[k:], strict=True))
+        """A tensor whose shape broadcasts to ``shape`` (``shapes_broadcasting_to``)."""
+        own = data.draw(shapes_broadcasting_to(shape), label=f"{label}'s shape")
         return self.draw_tensor(data, own, label=label)
 
     @pytest.mark.task2_3
