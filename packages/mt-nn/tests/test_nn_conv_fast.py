@@ -1,4 +1,4 @@
-"""The fast backend's convolution runs the Numba kernels of ``kernels/fast.py``.
+"""The fast backend's convolution and average pooling run the Numba kernels of ``kernels/fast.py``.
 
 The course's starter of mt-nn leaves ``kernels/fast.py`` out (``solution-only`` in course.toml):
 there the fast backend runs the student's plain kernels of ``kernels/simple.py``.
@@ -6,7 +6,10 @@ there the fast backend runs the student's plain kernels of ``kernels/simple.py``
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+import minitorch.nn as nn
 from minitorch.fast import FastBackend
 from minitorch.nn import conv as conv_module
 
@@ -78,3 +81,71 @@ def test_the_kernels_cross_every_block_edge(
         gw[: expected.size].reshape(expected.shape), expected, rtol=1e-12, atol=1e-11
     )
     assert np.isnan(gw[expected.size :]).all(), "wrote past the weight's gradient"
+
+
+def test_average_pooling_runs_the_fast_modules_kernels_on_the_fast_backends_only() -> None:
+    from minitorch.fast import PlainFastBackend
+    from minitorch.tensor import SimpleBackend
+
+    assert conv_module.pool_kernels_for(FastBackend).__name__ == "minitorch.nn.kernels.fast"
+    assert conv_module.pool_kernels_for(PlainFastBackend).__name__ == "minitorch.nn.kernels.fast"
+    assert conv_module.pool_kernels_for(SimpleBackend) is None  # simple.py has none
+
+
+@st.composite
+def _pool_inputs(draw: st.DrawFn) -> tuple[np.ndarray, tuple[int, int], bool]:
+    """An input of up to 1100 windows (more than a task's ``_POOL_CHUNK``), with inf and NaN."""
+    kh, kw = draw(st.integers(1, 5)), draw(st.integers(1, 5))
+    shape = (draw(st.integers(0, 3)), draw(st.integers(1, 4)))
+    shape += (kh * draw(st.integers(1, 11)), kw * draw(st.integers(1, 11)))
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    x = rng.standard_normal(shape) * 10.0 ** rng.integers(-3, 300, shape)  # sums overflow
+    specials = draw(st.lists(st.sampled_from([np.inf, -np.inf, np.nan]), max_size=4))
+    for value in specials:
+        if x.size:
+            x.flat[rng.integers(x.size)] = value
+    return x, (kh, kw), draw(st.booleans())
+
+
+@pytest.mark.task4_3
+@given(case=_pool_inputs())
+def test_fast_average_pooling_equals_torchs_bit_for_bit(torch_ref, case) -> None:  # type: ignore[no-untyped-def]
+    # The kernels add each window's values row by row and divide, as PyTorch's CPU kernel
+    # does: the same bits, inf and NaN in their own windows, overflowing sums inf. Window
+    # counts cross the groups of four summed side by side and the tasks' chunks; a
+    # permuted input is copied to a contiguous one first.
+    from minitorch.tensor import from_numpy
+
+    x, kernel, permuted = case
+    torch = torch_ref.torch
+    t = from_numpy(np.ascontiguousarray(x.transpose(0, 1, 3, 2)), FastBackend)
+    t = t.permute(0, 1, 3, 2) if permuted else from_numpy(x, FastBackend)
+    t.requires_grad_(True)
+    out = nn.avgpool2d(t, kernel)
+    tx = torch.from_numpy(x).requires_grad_(True)
+    expected = torch.nn.functional.avg_pool2d(tx, kernel)
+    g = np.random.default_rng(x.size).standard_normal(tuple(expected.shape))
+    g.flat[: min(2, g.size)] = np.inf  # the gradient's infinities stay in their windows too
+    out.backward(from_numpy(g, FastBackend))
+    expected.backward(torch.from_numpy(g))
+    np.testing.assert_array_equal(out.to_numpy(), expected.detach().numpy())
+    np.testing.assert_array_equal(t.grad.to_numpy(), tx.grad.numpy())
+
+
+@pytest.mark.task4_3
+def test_fast_pooling_kernels_write_nothing_past_their_outputs() -> None:
+    from minitorch.nn.kernels import fast
+
+    rng = np.random.default_rng(5)
+    sizes = (7, 12, 15, 4, 3)  # 7 * 3 * 5 = 105 windows: a group of four and one past
+    x = rng.standard_normal(7 * 12 * 15)
+    out = np.full(105 + 8, np.nan)
+    fast.avgpool_forward(out, x, sizes)
+    expected = x.reshape(7, 3, 4, 5, 3).sum(axis=(2, 4)) / 12
+    np.testing.assert_allclose(out[:105], expected.ravel(), rtol=1e-12, atol=1e-15)
+    assert np.isnan(out[105:]).all(), "wrote past the output"
+    grad = np.full(x.size + 8, np.nan)
+    fast.avgpool_backward(grad, out, sizes)
+    spread = np.repeat(np.repeat(out[:105].reshape(7, 3, 5), 4, axis=1), 3, axis=2) / 12
+    np.testing.assert_array_equal(grad[: x.size], spread.ravel())
+    assert np.isnan(grad[x.size :]).all(), "wrote past the input's gradient"

@@ -1,3 +1,3 @@
 """Version of mt-nn (read by hatchling)."""
 
-__version__ = "0.6.1"
+__version__ = "0.7.0"

@@ -35,9 +35,17 @@ from typing import Any, cast
 from minitorch.autodiff import Context
 from minitorch.tensor import Function, Tensor, TensorBackend
 
-from .kernels import ConvKernels, Sizes
+from .kernels import ConvKernels, PoolKernels, Sizes
 
-__all__ = ["CONV_KERNELS", "Conv1dFun", "Conv2dFun", "conv1d", "conv2d", "kernels_for"]
+__all__ = [
+    "CONV_KERNELS",
+    "Conv1dFun",
+    "Conv2dFun",
+    "conv1d",
+    "conv2d",
+    "kernels_for",
+    "pool_kernels_for",
+]
 
 CONV_KERNELS: dict[str, str] = {
     "simple": "minitorch.nn.kernels.simple",
@@ -65,6 +73,22 @@ def kernels_for(backend: TensorBackend) -> ConvKernels:
         f"has kernels for the backends {sorted(CONV_KERNELS)}: move the tensors with "
         ".to(backend), or add the backend's kernel module to minitorch.nn.conv.CONV_KERNELS"
     )
+
+
+def pool_kernels_for(backend: TensorBackend) -> PoolKernels | None:
+    """Return the average pooling kernels of ``backend``'s kernel module, or None.
+
+    The module is the one ``kernels_for`` finds; it gives pooling kernels only if it
+    defines both ``avgpool_forward`` and ``avgpool_backward`` (``PoolKernels``). None
+    (also for a backend with no kernel module) means: pool with the backend's operations.
+    """
+    try:
+        module = kernels_for(backend)
+    except LookupError:
+        return None
+    if hasattr(module, "avgpool_forward") and hasattr(module, "avgpool_backward"):
+        return cast(PoolKernels, module)
+    return None
 
 
 def _check(name: str, input: Tensor, weight: Tensor, dims: int) -> Sizes:

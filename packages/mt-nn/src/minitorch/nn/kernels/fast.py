@@ -42,9 +42,16 @@ from numba.extending import register_jitable
 
 from minitorch.fast import cache_kernels_of, micro_kernel_shape, run_kernel, shifted_micro_kernel
 
-from . import Sizes
+from . import PoolSizes, Sizes
 
-__all__ = ["CHUNK", "ROWS", "conv_forward", "conv_weight_grad"]
+__all__ = [
+    "CHUNK",
+    "ROWS",
+    "avgpool_backward",
+    "avgpool_forward",
+    "conv_forward",
+    "conv_weight_grad",
+]
 
 cache_kernels_of(__file__, [sys.modules[micro_kernel_shape.__module__]])
 
@@ -339,3 +346,93 @@ def _weight_grad_kernel(  # type: ignore[no-untyped-def]
                 for part in range(parts):
                     total += partial[((pair * parts + part) * ROWS + i) * taps + q]
                 gw[((o0 + i) * in_ch + c) * taps + q] = total
+
+
+def avgpool_forward(out: Any, inp: Any, sizes: PoolSizes) -> None:
+    """Write each ``kh x kw`` window's mean of ``inp`` into ``out`` (``PoolKernels``)."""
+    planes, height, width, kh, kw = sizes
+    run_kernel(_avgpool_kernel, planes * height * width, out, inp, planes, height, width, kh, kw)
+
+
+def avgpool_backward(grad_input: Any, grad_out: Any, sizes: PoolSizes) -> None:
+    """Write each window's gradient over ``kh * kw`` into its inputs (``PoolKernels``)."""
+    planes, height, width, kh, kw = sizes
+    run_kernel(
+        _avgpool_grad_kernel, planes * height * width,
+        grad_input, grad_out, planes, height, width, kh, kw,
+    )  # fmt: skip
+
+
+_POOL_CHUNK = 512
+"""Windows per task of the pooling kernels."""
+
+
+@register_jitable
+def _window(w, nw, kh, kw, width):  # type: ignore[no-untyped-def]
+    """The position of window ``w``'s first value: its band's start plus its column's."""
+    return np.uint64((w // nw) * kh * width + (w % nw) * kw)
+
+
+@njit(parallel=True, cache=True)
+def _avgpool_kernel(out, inp, planes, height, width, kh, kw):  # type: ignore[no-untyped-def]
+    """``out[p, y, x] = sum(inp[p, y*kh : (y+1)*kh, x*kw : (x+1)*kw]) / (kh * kw)``.
+
+    A window's values are added row by row from 0, then the sum is divided, as PyTorch's
+    CPU kernel does: the same bits, an overflowing sum is ``inf`` as there, and an ``inf``
+    or NaN stays in its own window. Windows are numbered in the output's order; four at a
+    time are summed side by side (one window's sum is a chain of ``kh * kw`` dependent
+    additions, each waiting for the last), ``_POOL_CHUNK`` windows per task.
+    """
+    nw = width // kw
+    windows = planes * (height // kh) * nw
+    count = float(kh * kw)
+    for task in prange((windows + _POOL_CHUNK - 1) // _POOL_CHUNK):
+        w = task * _POOL_CHUNK
+        end = min(windows, w + _POOL_CHUNK)
+        while w + 4 <= end:
+            p0, p1 = _window(w, nw, kh, kw, width), _window(w + 1, nw, kh, kw, width)
+            p2, p3 = _window(w + 2, nw, kh, kw, width), _window(w + 3, nw, kh, kw, width)
+            t0 = t1 = t2 = t3 = 0.0
+            for i in range(kh):
+                for j in range(kw):
+                    d = np.uint64(i * width + j)
+                    t0 += inp[p0 + d]
+                    t1 += inp[p1 + d]
+                    t2 += inp[p2 + d]
+                    t3 += inp[p3 + d]
+            out[w], out[w + 1], out[w + 2], out[w + 3] = (
+                t0 / count,
+                t1 / count,
+                t2 / count,
+                t3 / count,
+            )
+            w += 4
+        while w < end:
+            p0 = _window(w, nw, kh, kw, width)
+            t0 = 0.0
+            for i in range(kh):
+                for j in range(kw):
+                    t0 += inp[p0 + np.uint64(i * width + j)]
+            out[w] = t0 / count
+            w += 1
+
+
+@njit(parallel=True, cache=True)
+def _avgpool_grad_kernel(grad_input, grad_out, planes, height, width, kh, kw):  # type: ignore[no-untyped-def]
+    """``grad_input[p, y, x] = grad_out[p, y // kh, x // kw] / (kh * kw)``.
+
+    Each window's share is computed once and written to its ``kh x kw`` values: every
+    input value is written once, and nothing is read but the gradient. Windows are taken
+    ``_POOL_CHUNK`` per task, as in the forward kernel.
+    """
+    nw = width // kw
+    windows = planes * (height // kh) * nw
+    count = float(kh * kw)
+    for task in prange((windows + _POOL_CHUNK - 1) // _POOL_CHUNK):
+        for w in range(task * _POOL_CHUNK, min(windows, (task + 1) * _POOL_CHUNK)):
+            share = grad_out[w] / count
+            p = _window(w, nw, kh, kw, width)
+            for i in range(kh):
+                row = p + np.uint64(i * width)
+                for j in range(kw):
+                    grad_input[row + np.uint64(j)] = share
