@@ -1,5 +1,5 @@
 """The grader tells wrong code from right: the score split by function, the feedback's
-evidence, the mutants command, and `check`'s leak and issue-number checks."""
+evidence, the mutants command, and `check`'s leak, issue-number and shipped-test checks."""
 
 import ast
 import json
@@ -8,6 +8,7 @@ import pytest
 
 from mtcourse.check import uses_problems
 from mtcourse.check.leaks import issue_problems, leak_problems
+from mtcourse.check.shipped import solution_only_references
 from mtcourse.config import load_calendar
 from mtcourse.grader.scoring import (
     EVIDENCE_LINES,
@@ -20,6 +21,7 @@ from mtcourse.grader.scoring import (
 from mtcourse.markers import find_blocks
 from mtcourse.mutants import generate, load_equivalent, run_mutants
 from mtcourse.starter import assign
+from mtcourse.suite import suite_tree
 
 CAL = load_calendar()
 
@@ -347,3 +349,47 @@ def test_readme_of_a_training_task_gives_its_command_and_all_or_partial_points(t
     assert "hidden ones too" not in section
     task_1_4 = readme.split("### Task 1.4: ")[1].split("### ")[0]
     assert "Its tests also run the code of tasks 1.1, 1.2 and 1.3: " in task_1_4
+
+
+def test_check_catches_a_shipped_test_that_imports_a_solution_only_module(tmp_path):
+    # The fast layer's zero-size matmul test imported kernels.tuned in a child process: it
+    # failed on every student's correct code, and calibration refused to grade the week.
+    fast, nn = CAL.layer("fast"), CAL.layer("nn")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "hidden").mkdir()
+    child = 'CHILD = """\nimport numpy\nfrom minitorch.fast.kernels import plain, tuned\n"""\n'
+    (tmp_path / "tests/test_child.py").write_text("x = 1\n" + child)
+    (tmp_path / "tests/test_direct.py").write_text("import minitorch.fast.vecmath as v\n")
+    (tmp_path / "hidden/test_dynamic.py").write_text(
+        "import importlib\nm = importlib.import_module('minitorch.fast.microkernel')\n"
+    )
+    (tmp_path / "tests/test_fine.py").write_text(
+        "from minitorch.fast.kernels import plain\n"
+        "try:\n    from minitorch.fast.kernels import tuned\nexcept ImportError:\n"
+        "    tuned = None\n"
+        'CHILD = """\ntry:\n    import minitorch.fast.kernels.tuned\nexcept ImportError:\n'
+        '    pass\n"""\n'
+        "# minitorch.fast.kernels.tuned in a comment, 'minitorch.fast.vecmath' in a string\n"
+        "NAME = 'minitorch.fast.vecmath'\n"
+    )
+    problems = solution_only_references(fast, tmp_path)
+    assert [p.split(" ships")[0] for p in problems] == [
+        "hidden/test_dynamic.py:2",
+        "tests/test_child.py:4",
+        "tests/test_direct.py:1",
+    ], problems
+    assert (
+        "imports minitorch.fast.kernels.tuned (src/minitorch/fast/kernels/tuned.py)" in problems[1]
+    )
+    # Each layer's own modules: the nn layer's solution-only kernels are not fast's.
+    (tmp_path / "tests/test_nn.py").write_text("from minitorch.nn.kernels import fast\n")
+    assert [p.split(" ships")[0] for p in solution_only_references(nn, tmp_path)] == [
+        "tests/test_nn.py:1"
+    ]
+
+
+@pytest.mark.parametrize("name", sorted(CAL.layers))
+def test_no_shipped_test_imports_a_solution_only_module(tmp_path, name):
+    # What course:check proves for each starter, on every layer's shipped and hidden tests.
+    layer = CAL.layer(name)
+    assert solution_only_references(layer, suite_tree(layer, tmp_path / "run", hidden=True)) == []

@@ -30,6 +30,7 @@ from ..starter.scripts import write_scripts
 from ..suite import data_subset, suite_tree
 from .leaks import issue_problems, leak_problems
 from .overlay import SubmissionError, check_imports, overlay, solution_overlay
+from .shipped import solution_only_references
 
 __all__ = ["check", "uses_problems"]
 
@@ -273,6 +274,7 @@ def check(
             )
             if kind == "starter":
                 _starter_tests(layer, root / "starter", tests, None)
+                problems += solution_only_references(layer, tests)
             here = script_dirs[kind]
             trace: dict[str, str] = {}
             if kind == "solution":  # which tasks' functions each test runs: `uses`
