@@ -30,17 +30,18 @@ from __future__ import annotations
 
 import importlib
 from math import prod
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 from minitorch.autodiff import Context
 from minitorch.tensor import Function, Tensor, TensorBackend
 
-from .kernels import ConvKernels, PoolKernels, Sizes
+from .kernels import ConvKernels, PoolSizes, Sizes
 
 __all__ = [
     "CONV_KERNELS",
     "Conv1dFun",
     "Conv2dFun",
+    "PoolKernels",
     "conv1d",
     "conv2d",
     "kernels_for",
@@ -73,6 +74,24 @@ def kernels_for(backend: TensorBackend) -> ConvKernels:
         f"has kernels for the backends {sorted(CONV_KERNELS)}: move the tensors with "
         ".to(backend), or add the backend's kernel module to minitorch.nn.conv.CONV_KERNELS"
     )
+
+
+class PoolKernels(Protocol):
+    """Average pooling over flat storages, which a kernel module may also give.
+
+    Optional, beside the ``ConvKernels`` every module has: ``avgpool2d`` runs these where
+    the backend's module has them (``fast``) and is built from the backend's operations
+    elsewhere. Both buffers are contiguous ``(planes, height, width)`` and ``(planes,
+    height / kh, width / kw)``; the kernel sizes divide the image.
+    """
+
+    def avgpool_forward(self, out: Any, inp: Any, sizes: PoolSizes) -> None:
+        """Write ``out[p, y, x] = mean(inp[p, y*kh : (y+1)*kh, x*kw : (x+1)*kw])``."""
+        ...
+
+    def avgpool_backward(self, grad_input: Any, grad_out: Any, sizes: PoolSizes) -> None:
+        """Write ``grad_input[p, y, x] = grad_out[p, y // kh, x // kw] / (kh * kw)``."""
+        ...
 
 
 def pool_kernels_for(backend: TensorBackend) -> PoolKernels | None:

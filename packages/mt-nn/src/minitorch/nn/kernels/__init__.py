@@ -8,17 +8,17 @@
 
 ``conv.CONV_KERNELS`` chooses the module by the backend's name; ``conv.py`` checks the
 shapes and allocates the outputs, so a kernel module only writes loops. A 1-D convolution
-is the 2-D one with ``height = 1`` and ``kh = 1``. A module may also give the average
-pooling kernels of ``PoolKernels`` (``fast`` does; ``avgpool2d`` is built from the
-backend's operations where a module has none). Importing this package (which holds only
-the protocols) imports no Numba.
+is the 2-D one with ``height = 1`` and ``kh = 1``. A module may also give average pooling
+kernels, ``conv.PoolKernels`` over ``PoolSizes`` (``fast`` does; ``avgpool2d`` is built
+from the backend's operations where a module has none). Importing this package (which
+holds only the protocol) imports no Numba.
 """
 
 from __future__ import annotations
 
 from typing import Any, Protocol, TypeAlias
 
-__all__ = ["ConvKernels", "PoolKernels", "PoolSizes", "Sizes"]
+__all__ = ["ConvKernels", "PoolSizes", "Sizes"]
 
 Sizes: TypeAlias = tuple[int, int, int, int, int, int, int]
 """``(batch, in_channels, height, width, out_channels, kernel_height, kernel_width)``."""
@@ -51,22 +51,4 @@ class ConvKernels(Protocol):
         self, grad_weight: Any, grad_out: Any, inp: Any, sizes: Sizes, reverse: bool
     ) -> None:
         """Write ``grad_w[o,c,i,j] = sum_{b,y,x} grad_out[b,o,y,x] * inp[b,c,y +- i,x +- j]``."""
-        ...
-
-
-class PoolKernels(Protocol):
-    """Average pooling over flat storages, which a kernel module may also give.
-
-    Optional: ``avgpool2d`` runs these where the backend's module has them (``fast``) and
-    is built from the backend's own operations elsewhere. Both buffers are contiguous
-    ``(planes, height, width)`` and ``(planes, height / kh, width / kw)``; the kernel sizes
-    divide the image.
-    """
-
-    def avgpool_forward(self, out: Any, inp: Any, sizes: PoolSizes) -> None:
-        """Write ``out[p, y, x] = mean(inp[p, y*kh : (y+1)*kh, x*kw : (x+1)*kw])``."""
-        ...
-
-    def avgpool_backward(self, grad_input: Any, grad_out: Any, sizes: PoolSizes) -> None:
-        """Write ``grad_input[p, y, x] = grad_out[p, y // kh, x // kw] / (kh * kw)``."""
         ...

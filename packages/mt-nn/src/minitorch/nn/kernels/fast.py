@@ -349,13 +349,13 @@ def _weight_grad_kernel(  # type: ignore[no-untyped-def]
 
 
 def avgpool_forward(out: Any, inp: Any, sizes: PoolSizes) -> None:
-    """Write each ``kh x kw`` window's mean of ``inp`` into ``out`` (``PoolKernels``)."""
+    """Write each ``kh x kw`` window's mean of ``inp`` into ``out`` (``conv.PoolKernels``)."""
     planes, height, width, kh, kw = sizes
     run_kernel(_avgpool_kernel, planes * height * width, out, inp, planes, height, width, kh, kw)
 
 
 def avgpool_backward(grad_input: Any, grad_out: Any, sizes: PoolSizes) -> None:
-    """Write each window's gradient over ``kh * kw`` into its inputs (``PoolKernels``)."""
+    """Write each window's gradient over ``kh * kw`` into its inputs (``conv.PoolKernels``)."""
     planes, height, width, kh, kw = sizes
     run_kernel(
         _avgpool_grad_kernel, planes * height * width,
