@@ -1,15 +1,18 @@
 """Pooling, ``max``/``argmax``, ``softmax``/``logsoftmax`` and ``dropout``.
 
 Everything here is built from the backend primitives (``map``, ``zip``, ``reduce``), so it
-runs on every backend, the CUDA one included. Each operation is one ``Function`` whose
-``forward`` and ``backward`` call several primitives, rather than a chain of small tensor
-functions: the graph stays short and the Python overhead per operation low.
+runs on every backend, the CUDA one included; ``avgpool2d`` runs a backend's own pooling
+kernels instead where its kernel module has them (``conv.pool_kernels_for``: the fast
+backends). Each operation is one ``Function`` whose ``forward`` and ``backward`` call
+several primitives, rather than a chain of small tensor functions: the graph stays short
+and the Python overhead per operation low.
 
 Pooling never copies a contiguous input, it views it. ``maxpool2d`` views it as
 ``(batch, channel, height / kh, kh, width / kw, kw)`` and reduces the two kernel
-dimensions; ``avgpool2d`` multiplies bands of ``kh`` rows by a fixed averaging matrix, and
-takes a window's mean from its own values only where that product meets an ``inf`` or
-NaN. Either way a NaN or ``inf`` in one window never reaches another, as in PyTorch.
+dimensions; ``avgpool2d`` without pooling kernels multiplies bands of ``kh`` rows by a
+fixed averaging matrix, and takes a window's mean from its own values only where that
+product meets an ``inf`` or NaN. Either way a NaN or ``inf`` in one window never reaches
+another, as in PyTorch.
 """
 
 from __future__ import annotations
