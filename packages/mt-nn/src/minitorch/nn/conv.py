@@ -39,6 +39,7 @@ from .kernels import ConvKernels, PoolSizes, Sizes
 
 __all__ = [
     "CONV_KERNELS",
+    "AvgpoolKernelFun",
     "Conv1dFun",
     "Conv2dFun",
     "PoolKernels",
@@ -108,6 +109,47 @@ def pool_kernels_for(backend: TensorBackend) -> PoolKernels | None:
     if hasattr(module, "avgpool_forward") and hasattr(module, "avgpool_backward"):
         return cast(PoolKernels, module)
     return None
+
+
+class AvgpoolKernelFun(Function):
+    """Average pooling on the backend's own kernels (``pool_kernels_for``).
+
+    ``avgpool2d`` runs it where a backend has them, and ``Avgpool2dFun`` elsewhere (the
+    course's task, which a starter's backends, without these kernels, always run).
+    ``apply(input, kh, kw)`` with sizes that divide the input (``avgpool2d`` checks them).
+    The context keeps plain values only.
+    """
+
+    grad_fn_name = "AvgPool2DBackward0"  # PyTorch's name for the node
+
+    @staticmethod
+    def forward(ctx: Context, input: Tensor, kh: int, kw: int) -> Tensor:
+        """Average each window."""
+        batch, channel, height, width = input.shape
+        sizes = (batch * channel, height, width, kh, kw)
+        out = input.backend.ops.storage_empty(batch * channel * (height // kh) * (width // kw))
+        _pool_kernels(input.backend).avgpool_forward(out, input.contiguous().tuple()[0], sizes)
+        ctx.save_for_backward(input.shape, kh, kw)
+        return Tensor.make(out, (batch, channel, height // kh, width // kw), backend=input.backend)
+
+    @staticmethod
+    def backward(ctx: Context, grad_output: Tensor) -> Tensor:
+        """Each input of a window gets the window's gradient over ``kh * kw``."""
+        shape, kh, kw = ctx.saved_values
+        batch, channel, height, width = shape
+        f = grad_output.backend
+        grad = f.ops.storage_empty(batch * channel * height * width)
+        g = grad_output.contiguous().tuple()[0]
+        _pool_kernels(f).avgpool_backward(grad, g, (batch * channel, height, width, kh, kw))
+        return Tensor.make(grad, shape, backend=f)
+
+
+def _pool_kernels(backend: TensorBackend) -> PoolKernels:
+    """``pool_kernels_for(backend)``, which must exist."""
+    kernels = pool_kernels_for(backend)
+    if kernels is None:
+        raise LookupError(f"backend {backend.name!r} has no pooling kernels: use avgpool2d")
+    return kernels
 
 
 def _check(name: str, input: Tensor, weight: Tensor, dims: int) -> Sizes:
